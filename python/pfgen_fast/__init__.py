@@ -1,0 +1,37 @@
+"""pfgen_fast: exact, fast scoring of pfgen-bench.
+
+    from pfgen_fast import ReferenceData, QuestionScorer
+    refs = ReferenceData.load("pfgen-bench/data")
+    scorer = QuestionScorer(refs.by_text("つるかめ算について教えて。"))
+    records = scorer.score(["つるかめ算は、..."])      # per-answer records, as the benchmark writes them
+    arrays = scorer.score_arrays(many_answers)          # numpy arrays, no dict per answer
+"""
+
+from typing import Any
+
+from pfgen_fast.data import Question, load_questions
+from pfgen_fast.errors import DataError, InputError, PfgenError
+
+__all__ = [
+    "DataError",
+    "InputError",
+    "PfgenError",
+    "Question",
+    "QuestionScorer",
+    "ReferenceData",
+    "ScoreArrays",
+    "build_scorers",
+    "load_questions",
+]
+__version__ = "0.1.0"
+
+_SCORER_NAMES = {"QuestionScorer", "ReferenceData", "ScoreArrays", "build_scorers"}
+
+
+def __getattr__(name: str) -> Any:
+    # The scorer pulls in numpy and the compiled core; commands that need neither stay light.
+    if name in _SCORER_NAMES:
+        from pfgen_fast import scorer
+
+        return getattr(scorer, name)
+    raise AttributeError(f"module 'pfgen_fast' has no attribute {name!r}")

@@ -1,0 +1,5 @@
+import sys
+
+from pfgen_fast.cli import main
+
+sys.exit(main())

@@ -1,0 +1,54 @@
+"""`python -m pfgen_fast COMMAND ...`: one subcommand per job, each in `pfgen_fast.commands`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from pfgen_fast.errors import PfgenError
+
+# Subcommand name -> (module in pfgen_fast.commands, one-line help). Modules are imported only
+# when their command runs, so `score` does not pay for plotting or HTTP imports.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "score": ("score", "score JSON lines of answers (question, answer) against the reference data"),
+    "eval": ("eval", "evaluate trials files and write result.json beside each (the benchmark's make)"),
+    "data": ("data", "fetch the published benchmark data or verify a data directory"),
+    "report": ("report", "write per-run README.md pages and the leaderboard"),
+    "plot": ("plot", "draw the paper's figures (PNG and SVG) from result.json files"),
+    "stability": ("stability", "score runs with one reference source at a time; print Pearson r"),
+    "prompt": ("prompt", "print the published prompt of every question for one trial"),
+    "generate": ("generate", "generate trials with a model server, with the published protocol"),
+    "build-refs": ("build_refs", "build reference answer sets from generated candidates"),
+    "synth": ("synth", "write synthetic candidate answers for benchmarks and tests"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pfgen_fast", description=__doc__)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(_module=module_name)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    # Parse the command name first, then let its module declare its own arguments.
+    known, _ = parser.parse_known_args(argv[:1] if argv and not argv[0].startswith("-") else argv)
+    module = importlib.import_module(f"pfgen_fast.commands.{known._module}")
+    sub = argparse.ArgumentParser(
+        prog=f"python -m pfgen_fast {known.command}", description=COMMANDS[known.command][1]
+    )
+    module.add_arguments(sub)
+    args = sub.parse_args(argv[1:])
+    try:
+        return int(module.run(args) or 0)
+    except PfgenError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,13 @@
+"""Errors meant for the user: the CLI prints them as one line, without a traceback."""
+
+
+class PfgenError(Exception):
+    """A problem with the user's input, data or environment; the message says where and what."""
+
+
+class DataError(PfgenError):
+    """A benchmark data file (Qxx.json, questions.jsonl, ...) is missing or malformed."""
+
+
+class InputError(PfgenError):
+    """A line of an input file (trials, candidates) is unusable."""
