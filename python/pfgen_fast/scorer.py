@@ -1,0 +1,167 @@
+"""Scoring answers against a question's reference answers (scoring spec §2-§6).
+
+The n-gram tables, Fluency, Truthfulness, literal keyword search and rounding run in the Rust
+core (`pfgen_fast._core`); keyword rules that are real regular expressions are matched here with
+Python's `re`, the reference semantics, and handed to the core as match ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pfgen_fast import _core
+from pfgen_fast.data import Question, load_questions, question_files
+from pfgen_fast.errors import DataError
+
+# Helpfulness looks at the first 200 characters; an absent keyword has the value 9999.
+HELPFULNESS_CUT = 200
+NOT_FOUND = 9999
+# A pattern without these characters matches exactly its own text under `re`.
+REGEX_SPECIAL = re.compile(r"[.^$*+?{}\[\]\\|()]")
+
+
+@dataclass(frozen=True)
+class ScoreArrays:
+    """Scores of a batch, rounded as in the per-answer record; columns of the 2-D arrays follow
+    `QuestionScorer.sources`."""
+
+    sources: list[str]
+    fluency: np.ndarray
+    truthfulness: np.ndarray
+    helpfulness: np.ndarray
+    average: np.ndarray
+
+
+class ReferenceData:
+    """All question files of a data directory, with the metadata hash of the benchmark."""
+
+    def __init__(self, questions: dict[str, Question], metadata_hash: str) -> None:
+        self.questions = questions
+        self.metadata_hash = metadata_hash
+        self._by_text = {q.question: q for q in questions.values()}
+
+    @classmethod
+    def load(cls, data_dir: str | Path) -> ReferenceData:
+        digests = "".join(hashlib.sha1(p.read_bytes()).hexdigest() for p in question_files(data_dir))
+        return cls(load_questions(data_dir), hashlib.sha1(digests.encode()).hexdigest())
+
+    def by_text(self, question_text: str) -> Question:
+        """The question whose text is `question_text` (KeyError if none)."""
+        return self._by_text[question_text]
+
+
+def _convert_rule(rule: dict[str, Any], regexes: list[re.Pattern[str]]) -> tuple[Any, ...]:
+    """A keyword rule as the core's nested tuples; regex leaves are appended to `regexes`."""
+    name = rule.get("name")
+    if "t" in rule:
+        pattern = rule["t"]
+        if REGEX_SPECIAL.search(pattern) is None:
+            return ("literal", name if name is not None else pattern, pattern)
+        regexes.append(re.compile(pattern))
+        return ("external", name if name is not None else pattern, len(regexes) - 1)
+    kind = "and" if "and" in rule else "or"
+    return (kind, name, [_convert_rule(child, regexes) for child in rule[kind]])
+
+
+class QuestionScorer:
+    """Scores answers to one question against its reference answers (all sources, or some)."""
+
+    def __init__(self, question: Question, sources: Sequence[str] | None = None) -> None:
+        self.question = question
+        chosen = list(question.answers) if sources is None else list(sources)
+        for key in chosen:
+            if key not in question.answers:
+                raise DataError(f"{question.path}: answers has no source {key!r}")
+        if not chosen:
+            raise DataError(f"{question.path}: no reference source to score against")
+        self.sources = chosen
+        self.num_references = sum(len(question.answers[key]) for key in chosen)
+        self._regexes: list[re.Pattern[str]] = []
+        rules = [
+            (_convert_rule(rule, self._regexes), 1.0 - rule.get("importance", 1.0))
+            for rule in question.keywords
+        ]
+        try:
+            self._core = _core.QuestionScorer(
+                [(key, question.answers[key]) for key in chosen], rules, len(self._regexes)
+            )
+        except ValueError as error:
+            raise DataError(f"{question.path}: {error}") from None
+
+    def _regex_match_ends(self, answers: Sequence[str]) -> np.ndarray | None:
+        if not self._regexes:
+            return None
+        ends = np.full((len(answers), len(self._regexes)), NOT_FOUND, dtype=np.uint32)
+        for row, answer in enumerate(answers):
+            head = answer[:HELPFULNESS_CUT]
+            for column, regex in enumerate(self._regexes):
+                match = regex.search(head)
+                if match is not None:
+                    ends[row, column] = match.end()
+        return ends
+
+    def score_arrays(self, answers: Sequence[str]) -> ScoreArrays:
+        """Scores as numpy arrays, without building a record per answer."""
+        answers = list(answers)
+        fluency, truthfulness, helpfulness, average, _ = self._core.score(
+            answers, self._regex_match_ends(answers), False
+        )
+        return ScoreArrays(self.sources, fluency, truthfulness, helpfulness, average)
+
+    def score(self, answers: Sequence[str]) -> list[dict[str, Any]]:
+        """The per-answer records of the benchmark (spec §6), key order included."""
+        answers = list(answers)
+        fluency, truthfulness, helpfulness, average, results = self._core.score(
+            answers, self._regex_match_ends(answers), True
+        )
+        sources = self.sources
+        return [
+            {
+                "fluency": dict(zip(sources, fluency_row)),
+                "fluency_discount": 1.0,
+                "truthfulness": dict(zip(sources, truthfulness_row)),
+                "helpfulness": help_value,
+                "helpfulness_results": [[name, factor] for name, factor in help_results],
+                "average": average_value,
+            }
+            for fluency_row, truthfulness_row, help_value, average_value, help_results in zip(
+                fluency.tolist(), truthfulness.tolist(), helpfulness.tolist(), average.tolist(), results
+            )
+        ]
+
+    def trigram_df(self, text: str) -> list[int]:
+        """Per character of `text`: the largest document frequency, summed over the sources, of
+        the 3-grams of `text` that cover it (0 when none occurs in the references)."""
+        return self._core.trigram_coverage(text)
+
+    @property
+    def baselines(self) -> dict[str, float]:
+        """Mean raw fluency of each source's own reference answers (spec §2)."""
+        return dict(zip(self.sources, self._core.baselines))
+
+    @property
+    def table_bytes(self) -> int:
+        """Memory held by the n-gram tables."""
+        return self._core.memory_bytes
+
+
+def build_scorers(
+    questions: Iterable[Question],
+    sources: Sequence[str] | None = None,
+    threads: int | None = None,
+) -> dict[str, QuestionScorer]:
+    """Scorers for many questions, built in parallel (the core releases the GIL)."""
+    questions = list(questions)
+    workers = threads or os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        scorers = pool.map(lambda q: QuestionScorer(q, sources), questions)
+        return {q.question_id: scorer for q, scorer in zip(questions, scorers)}

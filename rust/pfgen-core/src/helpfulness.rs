@@ -1,0 +1,211 @@
+//! Helpfulness (scoring spec §5): keyword rules over the first 200 characters of an answer.
+//!
+//! Leaves are literal strings, searched here, or regular expressions, whose match ends the
+//! caller supplies (so that Python's `re` semantics stay the reference).
+
+/// The value of a leaf whose pattern is absent.
+pub const NOT_FOUND: u32 = 9999;
+const HELPFULNESS_CUT: usize = 200;
+const HELPFULNESS_USEFUL: usize = 150;
+
+pub enum Pattern {
+    /// Found by a leftmost plain substring search; the value is the end of the match.
+    Literal(Vec<char>),
+    /// The caller's value for the leaf with this index (a match end, or NOT_FOUND).
+    External(usize),
+}
+
+pub enum Rule {
+    Leaf { pattern: Pattern, name: String },
+    /// Satisfied when every child is: the largest child value.
+    All { children: Vec<Rule>, name: Option<String> },
+    /// Satisfied when any child is: the smallest child value.
+    Any { children: Vec<Rule>, name: Option<String> },
+}
+
+/// A top-level rule and its factor `1 - importance`.
+pub struct WeightedRule {
+    pub rule: Rule,
+    pub factor: f64,
+}
+
+/// The helpfulness of one answer and the rules it did not satisfy in time.
+pub struct Helpfulness<'a> {
+    pub value: f64,
+    /// `(name, factor)` of each unsatisfied rule, then the over-length entry if any.
+    pub results: Vec<(HelpfulnessName<'a>, f64)>,
+}
+
+pub enum HelpfulnessName<'a> {
+    Rule(&'a str),
+    /// "{excess}字超過": the chosen length exceeds 100 characters by `excess`.
+    OverLength(usize),
+}
+
+impl std::fmt::Display for HelpfulnessName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HelpfulnessName::Rule(name) => f.write_str(name),
+            HelpfulnessName::OverLength(excess) => write!(f, "{excess}字超過"),
+        }
+    }
+}
+
+impl Rule {
+    /// (value, name) of the rule for the answer prefix `text`.
+    fn evaluate<'a>(&'a self, text: &[char], external: &[u32]) -> (u32, &'a str) {
+        match self {
+            Rule::Leaf { pattern, name } => {
+                let value = match pattern {
+                    Pattern::Literal(needle) => literal_match_end(text, needle),
+                    Pattern::External(index) => external.get(*index).copied().unwrap_or(NOT_FOUND),
+                };
+                (value, name)
+            }
+            Rule::All { children, name } => pick(children, name, text, external, |a, b| a > b),
+            Rule::Any { children, name } => pick(children, name, text, external, |a, b| a < b),
+        }
+    }
+}
+
+/// The child value preferred by `better` (first child wins ties) and its name, unless named.
+fn pick<'a>(
+    children: &'a [Rule],
+    name: &'a Option<String>,
+    text: &[char],
+    external: &[u32],
+    better: fn(u32, u32) -> bool,
+) -> (u32, &'a str) {
+    let mut chosen: Option<(u32, &str)> = None;
+    for child in children {
+        let (value, child_name) = child.evaluate(text, external);
+        if chosen.is_none_or(|(best, _)| better(value, best)) {
+            chosen = Some((value, child_name));
+        }
+    }
+    let (value, child_name) = chosen.unwrap_or((NOT_FOUND, ""));
+    (value, name.as_deref().unwrap_or(child_name))
+}
+
+/// End of the leftmost occurrence of `needle` in `text`, or NOT_FOUND.
+fn literal_match_end(text: &[char], needle: &[char]) -> u32 {
+    if needle.is_empty() {
+        return 0;
+    }
+    text.windows(needle.len())
+        .position(|window| window == needle)
+        .map_or(NOT_FOUND, |start| (start + needle.len()) as u32)
+}
+
+/// `1 - max(i - 100, 0) / 50`.
+fn length_discount(i: usize) -> f64 {
+    1.0 - (i.saturating_sub(100)) as f64 / 50.0
+}
+
+/// Helpfulness of an answer (spec §5); `external` holds the values of the External leaves.
+pub fn helpfulness<'a>(
+    rules: &'a [WeightedRule],
+    answer: &str,
+    external: &[u32],
+    chars: &mut Vec<char>,
+) -> Helpfulness<'a> {
+    chars.clear();
+    chars.extend(answer.chars().take(HELPFULNESS_CUT));
+    let last = chars.len().min(HELPFULNESS_USEFUL);
+    let mut scores: Vec<f64> = (0..=last).map(length_discount).collect();
+    let values: Vec<(u32, &str)> = rules.iter().map(|r| r.rule.evaluate(chars, external)).collect();
+    for (rule, &(value, _)) in rules.iter().zip(&values) {
+        let unsatisfied = (value as usize).min(scores.len());
+        for score in &mut scores[..unsatisfied] {
+            *score *= rule.factor;
+        }
+    }
+    // The largest index among the maximal scores.
+    let mut chosen = 0;
+    for (i, &score) in scores.iter().enumerate() {
+        if score >= scores[chosen] {
+            chosen = i;
+        }
+    }
+    let value = scores[chosen];
+    let mut results: Vec<(HelpfulnessName, f64)> = rules
+        .iter()
+        .zip(&values)
+        .filter(|(_, &(v, _))| v as usize > chosen)
+        .map(|(rule, &(_, name))| (HelpfulnessName::Rule(name), rule.factor))
+        .collect();
+    if chosen > 100 && value > 0.0 {
+        results.push((HelpfulnessName::OverLength(chosen - 100), length_discount(chosen)));
+    }
+    Helpfulness { value, results }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn literal(text: &str) -> Rule {
+        Rule::Leaf { pattern: Pattern::Literal(text.chars().collect()), name: text.to_string() }
+    }
+
+    fn weighted(rule: Rule, importance: f64) -> WeightedRule {
+        WeightedRule { rule, factor: 1.0 - importance }
+    }
+
+    fn score(rules: &[WeightedRule], answer: &str) -> (f64, Vec<(String, f64)>) {
+        let result = helpfulness(rules, answer, &[], &mut Vec::new());
+        (result.value, result.results.iter().map(|(n, f)| (n.to_string(), *f)).collect())
+    }
+
+    #[test]
+    fn all_keywords_present_scores_one() {
+        let rules = [weighted(literal("算数"), 1.0), weighted(literal("合計"), 1.0)];
+        assert_eq!(score(&rules, "算数の合計です"), (1.0, vec![]));
+    }
+
+    #[test]
+    fn a_missing_keyword_zeroes_the_score() {
+        let rules = [weighted(literal("算数"), 1.0), weighted(literal("長針"), 1.0)];
+        assert_eq!(score(&rules, "算数です"), (0.0, vec![("長針".to_string(), 0.0)]));
+    }
+
+    #[test]
+    fn half_importance_halves() {
+        let rules = [weighted(literal("長さ"), 0.5)];
+        assert_eq!(score(&rules, "短い"), (0.5, vec![("長さ".to_string(), 0.5)]));
+    }
+
+    #[test]
+    fn long_answers_are_discounted_at_the_best_prefix() {
+        // The keyword ends at 110: the best prefix is 110 characters, 10 over the limit.
+        let answer = format!("{}鍵{}", "あ".repeat(109), "い".repeat(50));
+        let rules = [weighted(literal("鍵"), 1.0)];
+        let (value, results) = score(&rules, &answer);
+        assert_eq!(value, 0.8);
+        assert_eq!(results, vec![("10字超過".to_string(), 0.8)]);
+    }
+
+    #[test]
+    fn and_takes_the_latest_child_and_or_the_earliest() {
+        let and = Rule::All { children: vec![literal("b"), literal("a")], name: None };
+        let or = Rule::Any { children: vec![literal("b"), literal("a")], name: None };
+        let text: Vec<char> = "ab".chars().collect();
+        assert_eq!(and.evaluate(&text, &[]), (2, "b"));
+        assert_eq!(or.evaluate(&text, &[]), (1, "a"));
+        let absent = Rule::Any { children: vec![literal("x"), literal("y")], name: None };
+        assert_eq!(absent.evaluate(&text, &[]), (NOT_FOUND, "x"));
+    }
+
+    #[test]
+    fn external_leaves_take_the_callers_values() {
+        let rule = Rule::Leaf { pattern: Pattern::External(1), name: "re".to_string() };
+        assert_eq!(rule.evaluate(&[], &[5, 7]), (7, "re"));
+    }
+
+    #[test]
+    fn keywords_past_200_characters_do_not_count() {
+        let answer = format!("{}鍵", "あ".repeat(200));
+        let rules = [weighted(literal("鍵"), 1.0)];
+        assert_eq!(score(&rules, &answer).0, 0.0);
+    }
+}

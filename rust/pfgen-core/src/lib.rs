@@ -1,0 +1,162 @@
+//! pfgen-core: the scores of pfgen-bench (Fluency, Truthfulness, Helpfulness), computed exactly
+//! as the published benchmark does (see docs/scoring-spec.md of the project), on compact
+//! character n-gram tables. No Python here; `pfgen-python` wraps it.
+
+pub mod helpfulness;
+pub mod ngram_table;
+pub mod reference;
+pub mod rounding;
+
+use rayon::prelude::*;
+
+use helpfulness::{helpfulness, WeightedRule};
+use reference::{ReferenceError, ReferenceTables, Scratch, Source};
+use rounding::py_round;
+
+/// Batches smaller than this are scored on the calling thread.
+const PARALLEL_MIN_ANSWERS: usize = 512;
+const CHUNK_ANSWERS: usize = 128;
+
+/// Everything needed to score answers to one question.
+pub struct QuestionScorer {
+    pub references: ReferenceTables,
+    pub rules: Vec<WeightedRule>,
+    /// Number of External leaves in `rules` (columns of the caller's match-end matrix).
+    pub num_external: usize,
+}
+
+/// Scores of a batch, row-major: `fluency[i * K + k]` for answer i and source k. Values are
+/// rounded as in the per-answer record (spec §6).
+pub struct ScoreBatch {
+    pub num_sources: usize,
+    pub fluency: Vec<f64>,
+    pub truthfulness: Vec<f64>,
+    pub helpfulness: Vec<f64>,
+    pub average: Vec<f64>,
+    /// Per answer, `helpfulness_results` as (name, factor), when asked for.
+    pub helpfulness_results: Option<Vec<Vec<(String, f64)>>>,
+}
+
+impl QuestionScorer {
+    pub fn new(
+        sources: &[Source],
+        rules: Vec<WeightedRule>,
+        num_external: usize,
+    ) -> Result<Self, ReferenceError> {
+        Ok(QuestionScorer { references: ReferenceTables::build(sources)?, rules, num_external })
+    }
+
+    pub fn num_sources(&self) -> usize {
+        self.references.num_sources()
+    }
+
+    /// Scores `answers`; `external[i * num_external + j]` is the value of External leaf j for
+    /// answer i. Large batches use every thread of the rayon pool.
+    pub fn score_batch<S: AsRef<str> + Sync>(
+        &self,
+        answers: &[S],
+        external: &[u32],
+        with_results: bool,
+    ) -> ScoreBatch {
+        let n = answers.len();
+        let k = self.num_sources();
+        let mut fluency = vec![0.0; n * k];
+        let mut truthfulness = vec![0.0; n * k];
+        let mut helpfulness = vec![0.0; n];
+        let mut average = vec![0.0; n];
+        let mut results: Vec<Vec<(String, f64)>> = vec![Vec::new(); n]; // empty: no allocation
+        let score_chunk = |first: usize, out: ChunkOut| {
+            let mut scratch = Scratch::default();
+            let mut chars = Vec::new();
+            for offset in 0..out.helpfulness.len() {
+                let i = first + offset;
+                let external_row = external
+                    .get(i * self.num_external..(i + 1) * self.num_external)
+                    .unwrap_or(&[]);
+                let help = self.score_one(
+                    answers[i].as_ref(),
+                    external_row,
+                    &mut scratch,
+                    &mut chars,
+                    &mut out.fluency[offset * k..(offset + 1) * k],
+                    &mut out.truthfulness[offset * k..(offset + 1) * k],
+                );
+                out.helpfulness[offset] = help.0;
+                out.average[offset] = help.1;
+                if with_results {
+                    out.results[offset] = help.2;
+                }
+            }
+        };
+        if n < PARALLEL_MIN_ANSWERS {
+            let out = ChunkOut {
+                fluency: &mut fluency,
+                truthfulness: &mut truthfulness,
+                helpfulness: &mut helpfulness,
+                average: &mut average,
+                results: &mut results,
+            };
+            score_chunk(0, out);
+        } else {
+            fluency
+                .par_chunks_mut(CHUNK_ANSWERS * k)
+                .zip(truthfulness.par_chunks_mut(CHUNK_ANSWERS * k))
+                .zip(helpfulness.par_chunks_mut(CHUNK_ANSWERS))
+                .zip(average.par_chunks_mut(CHUNK_ANSWERS))
+                .zip(results.par_chunks_mut(CHUNK_ANSWERS))
+                .enumerate()
+                .for_each(|(index, ((((fluency, truthfulness), helpfulness), average), results))| {
+                    let out = ChunkOut { fluency, truthfulness, helpfulness, average, results };
+                    score_chunk(index * CHUNK_ANSWERS, out)
+                });
+        }
+        ScoreBatch {
+            num_sources: k,
+            fluency,
+            truthfulness,
+            helpfulness,
+            average,
+            helpfulness_results: with_results.then_some(results),
+        }
+    }
+
+    /// Scores one answer: fills fluency and truthfulness (rounded), returns
+    /// (rounded helpfulness, average, helpfulness_results).
+    fn score_one(
+        &self,
+        answer: &str,
+        external: &[u32],
+        scratch: &mut Scratch,
+        chars: &mut Vec<char>,
+        fluency: &mut [f64],
+        truthfulness: &mut [f64],
+    ) -> (f64, f64, Vec<(String, f64)>) {
+        let k = fluency.len() as f64;
+        self.references.fluency(answer, scratch, fluency);
+        self.references.truthfulness(answer, scratch, truthfulness);
+        // Python's sum(): left to right over the rounded per-source values.
+        let mut fluency_sum = 0.0;
+        for value in fluency.iter_mut() {
+            *value = py_round(*value / k, 6);
+            fluency_sum += *value;
+        }
+        let mut truthfulness_sum = 0.0;
+        for value in truthfulness.iter_mut() {
+            *value = py_round(*value / k, 6);
+            truthfulness_sum += *value;
+        }
+        let help = helpfulness(&self.rules, answer, external, chars);
+        let average = py_round((fluency_sum + truthfulness_sum + help.value) / 3.0, 5);
+        let results = help.results.iter().map(|(name, factor)| (name.to_string(), *factor)).collect();
+        (py_round(help.value, 5), average, results)
+    }
+}
+
+/// The slices of a batch's outputs that one chunk of answers writes.
+struct ChunkOut<'a> {
+    fluency: &'a mut [f64],
+    truthfulness: &'a mut [f64],
+    helpfulness: &'a mut [f64],
+    average: &'a mut [f64],
+    results: &'a mut [Vec<(String, f64)>],
+}

@@ -1,0 +1,159 @@
+//! `pfgen_fast._core`: the PyO3 face of pfgen-core. Only type conversion happens here; the
+//! work runs with the GIL released.
+
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use pfgen_core::helpfulness::{Pattern, Rule, WeightedRule};
+use pfgen_core::reference::Source;
+
+/// Rules arrive as nested tuples: ("literal", name, pattern), ("external", name, index),
+/// ("and" | "or", name or None, [rules]).
+fn convert_rule(rule: &Bound<'_, PyAny>) -> PyResult<Rule> {
+    let rule = rule.cast::<PyTuple>()?;
+    let kind: String = rule.get_item(0)?.extract()?;
+    match kind.as_str() {
+        "literal" => Ok(Rule::Leaf {
+            name: rule.get_item(1)?.extract()?,
+            pattern: Pattern::Literal(rule.get_item(2)?.extract::<String>()?.chars().collect()),
+        }),
+        "external" => Ok(Rule::Leaf {
+            name: rule.get_item(1)?.extract()?,
+            pattern: Pattern::External(rule.get_item(2)?.extract()?),
+        }),
+        "and" | "or" => {
+            let name: Option<String> = rule.get_item(1)?.extract()?;
+            let children = rule
+                .get_item(2)?
+                .cast::<PyList>()?
+                .iter()
+                .map(|child| convert_rule(&child))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(if kind == "and" {
+                Rule::All { children, name }
+            } else {
+                Rule::Any { children, name }
+            })
+        }
+        other => Err(PyValueError::new_err(format!("unknown keyword rule kind {other:?}"))),
+    }
+}
+
+/// The n-gram tables and keyword rules of one question.
+#[pyclass(frozen, module = "pfgen_fast._core")]
+struct QuestionScorer {
+    inner: pfgen_core::QuestionScorer,
+}
+
+#[pymethods]
+impl QuestionScorer {
+    /// sources: [(key, [reference answers])]; rules: [(rule, 1 - importance)];
+    /// num_external: columns of the match-end matrix `score` takes for "external" leaves.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        sources: Vec<(String, Vec<String>)>,
+        rules: Vec<(Bound<'_, PyAny>, f64)>,
+        num_external: usize,
+    ) -> PyResult<Self> {
+        let rules = rules
+            .iter()
+            .map(|(rule, factor)| Ok(WeightedRule { rule: convert_rule(rule)?, factor: *factor }))
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = py
+            .detach(|| {
+                let sources: Vec<Source> = sources
+                    .iter()
+                    .map(|(key, answers)| Source { key, answers })
+                    .collect();
+                pfgen_core::QuestionScorer::new(&sources, rules, num_external)
+            })
+            .map_err(|error| PyValueError::new_err(error.to_string()))?;
+        Ok(QuestionScorer { inner })
+    }
+
+    /// Scores answers. `external`: (len(answers), num_external) uint32 match ends (9999 when
+    /// absent). Returns (fluency (n, K), truthfulness (n, K), helpfulness (n,), average (n,),
+    /// helpfulness_results or None), rounded as in the per-answer record.
+    #[pyo3(signature = (answers, external=None, with_results=false))]
+    #[allow(clippy::type_complexity)]
+    fn score<'py>(
+        &self,
+        py: Python<'py>,
+        answers: Vec<String>,
+        external: Option<PyReadonlyArray2<'py, u32>>,
+        with_results: bool,
+    ) -> PyResult<(
+        Bound<'py, PyAny>,
+        Bound<'py, PyAny>,
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Option<Vec<Vec<(String, f64)>>>,
+    )> {
+        let n = answers.len();
+        let external_values: Vec<u32> = match &external {
+            Some(array) => {
+                let shape = array.shape();
+                if shape != [n, self.inner.num_external] {
+                    return Err(PyValueError::new_err(format!(
+                        "external must have shape ({n}, {}), got {shape:?}",
+                        self.inner.num_external
+                    )));
+                }
+                array.as_array().iter().copied().collect()
+            }
+            None if self.inner.num_external > 0 => {
+                return Err(PyValueError::new_err("this question has regex rules: pass external"))
+            }
+            None => Vec::new(),
+        };
+        let batch = py.detach(|| self.inner.score_batch(&answers, &external_values, with_results));
+        let k = batch.num_sources;
+        Ok((
+            PyArray1::from_vec(py, batch.fluency).reshape([n, k])?.into_any(),
+            PyArray1::from_vec(py, batch.truthfulness).reshape([n, k])?.into_any(),
+            PyArray1::from_vec(py, batch.helpfulness),
+            PyArray1::from_vec(py, batch.average),
+            batch.helpfulness_results,
+        ))
+    }
+
+    /// Per character of `text`: the largest summed-over-sources document frequency of the
+    /// 3-grams of `text` covering it.
+    fn trigram_coverage(&self, text: &str) -> Vec<u32> {
+        self.inner.references.trigram_coverage(text)
+    }
+
+    #[getter]
+    fn baselines(&self) -> Vec<f64> {
+        self.inner.references.baselines().to_vec()
+    }
+
+    #[getter]
+    fn num_nodes(&self) -> usize {
+        self.inner.references.num_nodes()
+    }
+
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        self.inner.references.memory_bytes()
+    }
+}
+
+/// `round(x, digits)` as Python computes it (exposed for tests of the core's rounding).
+#[pyfunction]
+fn py_round(x: f64, digits: u32) -> PyResult<f64> {
+    if digits > 22 {
+        return Err(PyValueError::new_err("digits must be at most 22"));
+    }
+    Ok(pfgen_core::rounding::py_round(x, digits))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<QuestionScorer>()?;
+    m.add_function(wrap_pyfunction!(py_round, m)?)?;
+    Ok(())
+}
