@@ -16,11 +16,20 @@ pub enum Pattern {
 }
 
 pub enum Rule {
-    Leaf { pattern: Pattern, name: String },
+    Leaf {
+        pattern: Pattern,
+        name: String,
+    },
     /// Satisfied when every child is: the largest child value.
-    All { children: Vec<Rule>, name: Option<String> },
+    All {
+        children: Vec<Rule>,
+        name: Option<String>,
+    },
     /// Satisfied when any child is: the smallest child value.
-    Any { children: Vec<Rule>, name: Option<String> },
+    Any {
+        children: Vec<Rule>,
+        name: Option<String>,
+    },
 }
 
 /// A top-level rule and its factor `1 - importance`.
@@ -89,11 +98,12 @@ fn pick<'a>(
 
 /// End of the leftmost occurrence of `needle` in `text`, or NOT_FOUND.
 fn literal_match_end(text: &[char], needle: &[char]) -> u32 {
-    if needle.is_empty() {
+    let Some((&first, rest)) = needle.split_first() else {
         return 0;
-    }
-    text.windows(needle.len())
-        .position(|window| window == needle)
+    };
+    // Compare the rest only where the first character matches: most positions fail at once.
+    (0..(text.len() + 1).saturating_sub(needle.len()))
+        .find(|&start| text[start] == first && text[start + 1..start + needle.len()] == *rest)
         .map_or(NOT_FOUND, |start| (start + needle.len()) as u32)
 }
 
@@ -113,7 +123,10 @@ pub fn helpfulness<'a>(
     chars.extend(answer.chars().take(HELPFULNESS_CUT));
     let last = chars.len().min(HELPFULNESS_USEFUL);
     let mut scores: Vec<f64> = (0..=last).map(length_discount).collect();
-    let values: Vec<(u32, &str)> = rules.iter().map(|r| r.rule.evaluate(chars, external)).collect();
+    let values: Vec<(u32, &str)> = rules
+        .iter()
+        .map(|r| r.rule.evaluate(chars, external))
+        .collect();
     for (rule, &(value, _)) in rules.iter().zip(&values) {
         let unsatisfied = (value as usize).min(scores.len());
         for score in &mut scores[..unsatisfied] {
@@ -135,7 +148,10 @@ pub fn helpfulness<'a>(
         .map(|(rule, &(_, name))| (HelpfulnessName::Rule(name), rule.factor))
         .collect();
     if chosen > 100 && value > 0.0 {
-        results.push((HelpfulnessName::OverLength(chosen - 100), length_discount(chosen)));
+        results.push((
+            HelpfulnessName::OverLength(chosen - 100),
+            length_discount(chosen),
+        ));
     }
     Helpfulness { value, results }
 }
@@ -145,34 +161,59 @@ mod tests {
     use super::*;
 
     fn literal(text: &str) -> Rule {
-        Rule::Leaf { pattern: Pattern::Literal(text.chars().collect()), name: text.to_string() }
+        Rule::Leaf {
+            pattern: Pattern::Literal(text.chars().collect()),
+            name: text.to_string(),
+        }
     }
 
     fn weighted(rule: Rule, importance: f64) -> WeightedRule {
-        WeightedRule { rule, factor: 1.0 - importance }
+        WeightedRule {
+            rule,
+            factor: 1.0 - importance,
+        }
     }
 
     fn score(rules: &[WeightedRule], answer: &str) -> (f64, Vec<(String, f64)>) {
         let result = helpfulness(rules, answer, &[], &mut Vec::new());
-        (result.value, result.results.iter().map(|(n, f)| (n.to_string(), *f)).collect())
+        (
+            result.value,
+            result
+                .results
+                .iter()
+                .map(|(n, f)| (n.to_string(), *f))
+                .collect(),
+        )
     }
 
     #[test]
     fn all_keywords_present_scores_one() {
-        let rules = [weighted(literal("算数"), 1.0), weighted(literal("合計"), 1.0)];
+        let rules = [
+            weighted(literal("算数"), 1.0),
+            weighted(literal("合計"), 1.0),
+        ];
         assert_eq!(score(&rules, "算数の合計です"), (1.0, vec![]));
     }
 
     #[test]
     fn a_missing_keyword_zeroes_the_score() {
-        let rules = [weighted(literal("算数"), 1.0), weighted(literal("長針"), 1.0)];
-        assert_eq!(score(&rules, "算数です"), (0.0, vec![("長針".to_string(), 0.0)]));
+        let rules = [
+            weighted(literal("算数"), 1.0),
+            weighted(literal("長針"), 1.0),
+        ];
+        assert_eq!(
+            score(&rules, "算数です"),
+            (0.0, vec![("長針".to_string(), 0.0)])
+        );
     }
 
     #[test]
     fn half_importance_halves() {
         let rules = [weighted(literal("長さ"), 0.5)];
-        assert_eq!(score(&rules, "短い"), (0.5, vec![("長さ".to_string(), 0.5)]));
+        assert_eq!(
+            score(&rules, "短い"),
+            (0.5, vec![("長さ".to_string(), 0.5)])
+        );
     }
 
     #[test]
@@ -187,18 +228,30 @@ mod tests {
 
     #[test]
     fn and_takes_the_latest_child_and_or_the_earliest() {
-        let and = Rule::All { children: vec![literal("b"), literal("a")], name: None };
-        let or = Rule::Any { children: vec![literal("b"), literal("a")], name: None };
+        let and = Rule::All {
+            children: vec![literal("b"), literal("a")],
+            name: None,
+        };
+        let or = Rule::Any {
+            children: vec![literal("b"), literal("a")],
+            name: None,
+        };
         let text: Vec<char> = "ab".chars().collect();
         assert_eq!(and.evaluate(&text, &[]), (2, "b"));
         assert_eq!(or.evaluate(&text, &[]), (1, "a"));
-        let absent = Rule::Any { children: vec![literal("x"), literal("y")], name: None };
+        let absent = Rule::Any {
+            children: vec![literal("x"), literal("y")],
+            name: None,
+        };
         assert_eq!(absent.evaluate(&text, &[]), (NOT_FOUND, "x"));
     }
 
     #[test]
     fn external_leaves_take_the_callers_values() {
-        let rule = Rule::Leaf { pattern: Pattern::External(1), name: "re".to_string() };
+        let rule = Rule::Leaf {
+            pattern: Pattern::External(1),
+            name: "re".to_string(),
+        };
         assert_eq!(rule.evaluate(&[], &[5, 7]), (7, "re"));
     }
 

@@ -43,7 +43,11 @@ impl QuestionScorer {
         rules: Vec<WeightedRule>,
         num_external: usize,
     ) -> Result<Self, ReferenceError> {
-        Ok(QuestionScorer { references: ReferenceTables::build(sources)?, rules, num_external })
+        Ok(QuestionScorer {
+            references: ReferenceTables::build(sources)?,
+            rules,
+            num_external,
+        })
     }
 
     pub fn num_sources(&self) -> usize {
@@ -70,22 +74,25 @@ impl QuestionScorer {
             let mut chars = Vec::new();
             for offset in 0..out.helpfulness.len() {
                 let i = first + offset;
+                let answer = answers[i].as_ref();
+                let fluency = &mut out.fluency[offset * k..(offset + 1) * k];
+                let truthfulness = &mut out.truthfulness[offset * k..(offset + 1) * k];
+                self.references
+                    .score(answer, &mut scratch, fluency, truthfulness);
                 let external_row = external
                     .get(i * self.num_external..(i + 1) * self.num_external)
                     .unwrap_or(&[]);
-                let help = self.score_one(
-                    answers[i].as_ref(),
+                let (help, average, results) = self.finish_record(
+                    answer,
                     external_row,
-                    &mut scratch,
                     &mut chars,
-                    &mut out.fluency[offset * k..(offset + 1) * k],
-                    &mut out.truthfulness[offset * k..(offset + 1) * k],
+                    fluency,
+                    truthfulness,
+                    with_results,
                 );
-                out.helpfulness[offset] = help.0;
-                out.average[offset] = help.1;
-                if with_results {
-                    out.results[offset] = help.2;
-                }
+                out.helpfulness[offset] = help;
+                out.average[offset] = average;
+                out.results[offset] = results;
             }
         };
         if n < PARALLEL_MIN_ANSWERS {
@@ -105,10 +112,18 @@ impl QuestionScorer {
                 .zip(average.par_chunks_mut(CHUNK_ANSWERS))
                 .zip(results.par_chunks_mut(CHUNK_ANSWERS))
                 .enumerate()
-                .for_each(|(index, ((((fluency, truthfulness), helpfulness), average), results))| {
-                    let out = ChunkOut { fluency, truthfulness, helpfulness, average, results };
-                    score_chunk(index * CHUNK_ANSWERS, out)
-                });
+                .for_each(
+                    |(index, ((((fluency, truthfulness), helpfulness), average), results))| {
+                        let out = ChunkOut {
+                            fluency,
+                            truthfulness,
+                            helpfulness,
+                            average,
+                            results,
+                        };
+                        score_chunk(index * CHUNK_ANSWERS, out)
+                    },
+                );
         }
         ScoreBatch {
             num_sources: k,
@@ -120,20 +135,18 @@ impl QuestionScorer {
         }
     }
 
-    /// Scores one answer: fills fluency and truthfulness (rounded), returns
-    /// (rounded helpfulness, average, helpfulness_results).
-    fn score_one(
+    /// Completes one answer's record: rounds its fluency and truthfulness in place (spec §6),
+    /// returns (rounded helpfulness, average, helpfulness_results if asked for).
+    fn finish_record(
         &self,
         answer: &str,
         external: &[u32],
-        scratch: &mut Scratch,
         chars: &mut Vec<char>,
         fluency: &mut [f64],
         truthfulness: &mut [f64],
+        with_results: bool,
     ) -> (f64, f64, Vec<(String, f64)>) {
         let k = fluency.len() as f64;
-        self.references.fluency(answer, scratch, fluency);
-        self.references.truthfulness(answer, scratch, truthfulness);
         // Python's sum(): left to right over the rounded per-source values.
         let mut fluency_sum = 0.0;
         for value in fluency.iter_mut() {
@@ -147,7 +160,14 @@ impl QuestionScorer {
         }
         let help = helpfulness(&self.rules, answer, external, chars);
         let average = py_round((fluency_sum + truthfulness_sum + help.value) / 3.0, 5);
-        let results = help.results.iter().map(|(name, factor)| (name.to_string(), *factor)).collect();
+        let results = if with_results {
+            help.results
+                .iter()
+                .map(|(name, factor)| (name.to_string(), *factor))
+                .collect()
+        } else {
+            Vec::new()
+        };
         (py_round(help.value, 5), average, results)
     }
 }

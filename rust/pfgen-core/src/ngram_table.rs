@@ -32,12 +32,24 @@ fn mix(key: u64) -> u64 {
     h ^ (h >> 31)
 }
 
+/// One slot of the finished table: the key and the document frequencies of its node share a
+/// cache line, so a successful probe costs one memory access.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Slot {
+    key: u64,
+    frequencies: [u16; MAX_SOURCES],
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    key: EMPTY,
+    frequencies: [0; MAX_SOURCES],
+};
+
 /// A finished, read-only table: open addressing with linear probing; the slot of a node is its
-/// identity (document frequencies are stored by slot).
+/// identity.
 pub struct NgramTable {
-    keys: Vec<u64>,
-    /// `document_frequency[slot * num_sources + source]`.
-    document_frequency: Vec<u16>,
+    slots: Vec<Slot>,
     num_sources: usize,
     num_nodes: usize,
 }
@@ -51,24 +63,31 @@ impl NgramTable {
         self.num_nodes
     }
 
-    /// Bytes held by the table's arrays.
+    /// Bytes held by the table.
     pub fn memory_bytes(&self) -> usize {
-        self.keys.len() * 8 + self.document_frequency.len() * 2
+        self.slots.len() * std::mem::size_of::<Slot>()
     }
 
     #[inline]
     fn home_slot(&self, key: u64) -> usize {
-        ((mix(key) as u128 * self.keys.len() as u128) >> 64) as usize
+        ((mix(key) as u128 * self.slots.len() as u128) >> 64) as usize
+    }
+
+    /// Starts loading the slot where `parent + c` would be, so that several independent
+    /// lookups overlap their cache misses.
+    #[inline]
+    pub fn prefetch_child(&self, parent: NodeCode, c: char) {
+        prefetch(&self.slots[self.home_slot(node_key(parent, c))]);
     }
 
     /// The node of n-gram `parent + c`, if any reference answer contains it.
     #[inline]
     pub fn child(&self, parent: NodeCode, c: char) -> Option<NodeCode> {
         let key = node_key(parent, c);
-        let capacity = self.keys.len();
+        let capacity = self.slots.len();
         let mut slot = self.home_slot(key);
         loop {
-            let stored = self.keys[slot];
+            let stored = self.slots[slot].key;
             if stored == key {
                 return Some(slot as NodeCode + 1);
             }
@@ -85,8 +104,7 @@ impl NgramTable {
     /// Document frequencies of a node, one per source of the table.
     #[inline]
     pub fn frequencies(&self, node: NodeCode) -> &[u16] {
-        let start = (node as usize - 1) * self.num_sources;
-        &self.document_frequency[start..start + self.num_sources]
+        &self.slots[node as usize - 1].frequencies[..self.num_sources]
     }
 
     /// The node of a whole n-gram (1..=MAX_N characters), if present.
@@ -96,20 +114,6 @@ impl NgramTable {
         }
         gram.iter().try_fold(ROOT, |node, &c| self.child(node, c))
     }
-}
-
-/// Collects the n-grams of reference answers, one source after another, then freezes them into
-/// an `NgramTable`. Nodes are numbered in creation order, so a parent always precedes its children.
-pub struct TableBuilder {
-    /// Power-of-two capacity; `slot_node[slot]` is the node stored in that slot.
-    keys: Vec<u64>,
-    slot_node: Vec<u32>,
-    /// Per node: its key (parent node code, code point), counts per source, last document seen.
-    node_keys: Vec<u64>,
-    counts: Vec<u16>,
-    last_document: Vec<u32>,
-    num_sources: usize,
-    documents_added: u32,
 }
 
 /// Why a table cannot be built.
@@ -124,7 +128,7 @@ impl std::fmt::Display for TableError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TableError::TooManySources(n) => {
-                write!(f, "a table holds at most {MAX_SOURCES} sources, got {n}")
+                write!(f, "a table holds 1 to {MAX_SOURCES} sources, got {n}")
             }
             TableError::TooManyDocuments { source } => write!(
                 f,
@@ -138,87 +142,55 @@ impl std::fmt::Display for TableError {
 
 impl std::error::Error for TableError {}
 
-impl TableBuilder {
-    pub fn new(num_sources: usize) -> Result<Self, TableError> {
-        if num_sources == 0 || num_sources > MAX_SOURCES {
-            return Err(TableError::TooManySources(num_sources));
-        }
-        let capacity = 1 << 16;
-        Ok(TableBuilder {
-            keys: vec![EMPTY; capacity],
-            slot_node: vec![0; capacity],
+/// An n-gram first seen in a document while building: `end` is the prefix length at which
+/// the Fluency walk of that document adds it.
+#[derive(Clone, Copy)]
+pub struct FirstSeen {
+    pub document: u32,
+    pub end: u16,
+    pub length: u8,
+    pub node: u32,
+}
+
+/// The n-grams of one length while building: a growable hash index from (parent node of the
+/// previous length, code point) to a node id numbered in creation order.
+struct Level {
+    /// (key, node) pairs: one cache line per probe.
+    index: Vec<(u64, u32)>,
+    node_keys: Vec<u64>,
+    nodes: Vec<NodeCounts>,
+}
+
+/// Per node while building: documents per source, and the last document that counted it
+/// (each document counts a distinct n-gram once).
+#[derive(Clone, Copy)]
+struct NodeCounts {
+    last_document: u32,
+    counts: [u16; MAX_SOURCES],
+}
+
+impl Level {
+    fn new() -> Self {
+        Level {
+            index: vec![(EMPTY, 0); 1 << 12],
             node_keys: Vec::new(),
-            counts: Vec::new(),
-            last_document: Vec::new(),
-            num_sources,
-            documents_added: 0,
-        })
-    }
-
-    /// Adds one reference answer of `source`: every distinct substring of 1..=MAX_N characters
-    /// gains one document. Returns, for the first `record_limit` prefix lengths l = 1, 2, ...,
-    /// the nodes first seen at l (in walk order) as `(nodes, new_per_prefix)`, which is exactly
-    /// what the Fluency walk of this answer would add, so its baseline needs no second walk.
-    pub fn add_document(
-        &mut self,
-        source: usize,
-        text: &[char],
-        record_limit: usize,
-        recorded_nodes: &mut Vec<u32>,
-        recorded_per_prefix: &mut Vec<u8>,
-    ) -> Result<(), TableError> {
-        self.documents_added = self
-            .documents_added
-            .checked_add(1)
-            .ok_or(TableError::TooManyNodes)?;
-        let document = self.documents_added;
-        // chain[n] = node id + 1 of the n-gram ending at the previous character (0 = root/none).
-        let mut previous = [0u32; MAX_N + 1];
-        let mut current = [0u32; MAX_N + 1];
-        for (index, &c) in text.iter().enumerate() {
-            let length = (index + 1).min(MAX_N);
-            let mut new_here = 0u8;
-            for n in 1..=length {
-                let parent = if n == 1 { 0 } else { previous[n - 1] };
-                let node = self.get_or_insert(parent, c)?;
-                current[n] = node + 1;
-                let node = node as usize;
-                if self.last_document[node] != document {
-                    self.last_document[node] = document;
-                    let count = &mut self.counts[node * self.num_sources + source];
-                    *count = count
-                        .checked_add(1)
-                        .ok_or(TableError::TooManyDocuments { source })?;
-                    if index < record_limit {
-                        recorded_nodes.push(node as u32);
-                        new_here += 1;
-                    }
-                }
-            }
-            if index < record_limit {
-                recorded_per_prefix.push(new_here);
-            }
-            std::mem::swap(&mut previous, &mut current);
+            nodes: Vec::new(),
         }
-        Ok(())
     }
 
-    /// The count of a node for a source, while building (for baselines).
     #[inline]
-    pub fn count(&self, node: u32, source: usize) -> u16 {
-        self.counts[node as usize * self.num_sources + source]
+    fn home(&self, key: u64) -> usize {
+        (mix(key) >> 32) as usize & (self.index.len() - 1)
     }
 
-    /// Node id for (parent id + 1 or 0 for root, c), created if new.
     #[inline]
-    fn get_or_insert(&mut self, parent: u32, c: char) -> Result<u32, TableError> {
-        let key = node_key(parent, c);
-        let mask = self.keys.len() - 1;
-        let mut slot = (mix(key) >> 32) as usize & mask;
+    fn get_or_insert(&mut self, key: u64) -> Result<u32, TableError> {
+        let mask = self.index.len() - 1;
+        let mut slot = self.home(key);
         loop {
-            let stored = self.keys[slot];
+            let (stored, node) = self.index[slot];
             if stored == key {
-                return Ok(self.slot_node[slot]);
+                return Ok(node);
             }
             if stored == EMPTY {
                 break;
@@ -226,73 +198,192 @@ impl TableBuilder {
             slot = (slot + 1) & mask;
         }
         let node = u32::try_from(self.node_keys.len()).map_err(|_| TableError::TooManyNodes)?;
-        // Node codes (node + 1) must stay below 2^(64 - 21) and u32::MAX.
-        if node >= u32::MAX - 1 {
-            return Err(TableError::TooManyNodes);
-        }
-        self.keys[slot] = key;
-        self.slot_node[slot] = node;
+        self.index[slot] = (key, node);
         self.node_keys.push(key);
-        self.counts.extend(std::iter::repeat_n(0, self.num_sources));
-        self.last_document.push(0);
-        if self.node_keys.len() * 2 > self.keys.len() {
+        self.nodes.push(NodeCounts {
+            last_document: 0,
+            counts: [0; MAX_SOURCES],
+        });
+        if self.node_keys.len() * 2 > self.index.len() {
             self.grow();
         }
         Ok(node)
     }
 
     fn grow(&mut self) {
-        let capacity = self.keys.len() * 2;
-        let mask = capacity - 1;
-        let mut keys = vec![EMPTY; capacity];
-        let mut slot_node = vec![0u32; capacity];
+        self.index = vec![(EMPTY, 0); self.index.len() * 2];
+        let mask = self.index.len() - 1;
         for (node, &key) in self.node_keys.iter().enumerate() {
-            let mut slot = (mix(key) >> 32) as usize & mask;
-            while keys[slot] != EMPTY {
+            let mut slot = self.home(key);
+            while self.index[slot].0 != EMPTY {
                 slot = (slot + 1) & mask;
             }
-            keys[slot] = key;
-            slot_node[slot] = node as u32;
+            self.index[slot] = (key, node as u32);
         }
-        self.keys = keys;
-        self.slot_node = slot_node;
+    }
+}
+
+/// Positions whose slots are prefetched together while building.
+const PREFETCH_BATCH: usize = 16;
+
+/// Asks the CPU to start loading `value`'s cache line (a hint: no effect on results).
+#[inline]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching has no memory effects, and the address comes from a reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            value as *const T as *const i8,
+            std::arch::x86_64::_MM_HINT_T0,
+        )
+    };
+}
+
+/// Key of the n-gram of `length` starting at `start`, from the node of its prefix.
+#[inline]
+fn level_key(length: usize, nodes: &[u32], text: &[char], start: usize) -> u64 {
+    let parent = if length == 1 { ROOT } else { nodes[start] + 1 };
+    node_key(parent, text[start + length - 1])
+}
+
+/// Collects the n-grams of reference answers, one source after another, then freezes them into
+/// an `NgramTable`. It works one n-gram length at a time: the index of one length is small
+/// enough to stay in cache, which makes building several times faster than one big index.
+pub struct TableBuilder {
+    levels: Vec<Level>,
+    num_sources: usize,
+    documents_added: u32,
+}
+
+impl TableBuilder {
+    pub fn new(num_sources: usize) -> Result<Self, TableError> {
+        if num_sources == 0 || num_sources > MAX_SOURCES {
+            return Err(TableError::TooManySources(num_sources));
+        }
+        Ok(TableBuilder {
+            levels: (0..MAX_N).map(|_| Level::new()).collect(),
+            num_sources,
+            documents_added: 0,
+        })
+    }
+
+    /// Adds the reference answers of `source`: each distinct substring of 1..=MAX_N characters
+    /// of an answer gains one document. Returns the n-grams first seen in each document whose
+    /// end is at most `record_limit` (what a Fluency walk of the first `record_limit`
+    /// characters adds), documents numbered from 0 within this source.
+    pub fn add_source(
+        &mut self,
+        source: usize,
+        documents: &[Vec<char>],
+        record_limit: usize,
+    ) -> Result<Vec<FirstSeen>, TableError> {
+        if source >= self.num_sources {
+            return Err(TableError::TooManySources(source + 1));
+        }
+        let first_stamp = self.documents_added + 1;
+        self.documents_added = u32::try_from(documents.len())
+            .ok()
+            .and_then(|n| self.documents_added.checked_add(n))
+            .ok_or(TableError::TooManyDocuments { source })?;
+        // node[i] of a document: the node of its substring starting at i, of the current length
+        // minus one (updated in place, level after level).
+        let mut nodes: Vec<Vec<u32>> = documents.iter().map(|d| vec![0; d.len()]).collect();
+        let mut first_seen = Vec::new();
+        for length in 1..=MAX_N {
+            let level = &mut self.levels[length - 1];
+            for (document, (text, nodes)) in documents.iter().zip(nodes.iter_mut()).enumerate() {
+                let stamp = first_stamp + document as u32;
+                let starts = (text.len() + 1).saturating_sub(length);
+                // Positions are independent within a level: in batches, first start loading
+                // every index slot, then every node's counts, so cache misses overlap.
+                for batch_start in (0..starts).step_by(PREFETCH_BATCH) {
+                    let batch = batch_start..(batch_start + PREFETCH_BATCH).min(starts);
+                    for start in batch.clone() {
+                        let key = level_key(length, nodes, text, start);
+                        prefetch(&level.index[level.home(key)]);
+                    }
+                    for start in batch.clone() {
+                        let node = level.get_or_insert(level_key(length, nodes, text, start))?;
+                        nodes[start] = node;
+                        prefetch(&level.nodes[node as usize]);
+                    }
+                    for start in batch {
+                        let node = nodes[start];
+                        let state = &mut level.nodes[node as usize];
+                        if state.last_document == stamp {
+                            continue;
+                        }
+                        state.last_document = stamp;
+                        state.counts[source] = state.counts[source]
+                            .checked_add(1)
+                            .ok_or(TableError::TooManyDocuments { source })?;
+                        let end = start + length;
+                        if end <= record_limit {
+                            first_seen.push(FirstSeen {
+                                document: document as u32,
+                                end: end as u16,
+                                length: length as u8,
+                                node,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(first_seen)
+    }
+
+    /// The count of a node (of the given n-gram length) for a source, while building.
+    #[inline]
+    pub fn count(&self, length: u8, node: u32, source: usize) -> u16 {
+        self.levels[length as usize - 1].nodes[node as usize].counts[source]
     }
 
     pub fn num_nodes(&self) -> usize {
-        self.node_keys.len()
+        self.levels.iter().map(|level| level.node_keys.len()).sum()
     }
 
     /// The read-only table, sized for a load factor of about 0.7. Keys are rewritten from
-    /// build-time node ids to final slots, parents first (node ids are in creation order).
-    pub fn freeze(self) -> NgramTable {
-        let num_nodes = self.node_keys.len();
+    /// build-time node ids to final slots, shorter n-grams (the parents) first.
+    pub fn freeze(self) -> Result<NgramTable, TableError> {
+        let num_nodes = self.num_nodes();
         let capacity = (num_nodes * 10 / 7).max(16);
+        if capacity >= (u32::MAX - 1) as usize {
+            return Err(TableError::TooManyNodes);
+        }
         let mut table = NgramTable {
-            keys: vec![EMPTY; capacity],
-            document_frequency: vec![0; capacity * self.num_sources],
+            slots: vec![EMPTY_SLOT; capacity],
             num_sources: self.num_sources,
             num_nodes,
         };
-        let mut final_code = vec![0u32; num_nodes + 1]; // by build-time code (id + 1)
         let code_mask = (1u64 << CODE_POINT_BITS) - 1;
-        for (node, &key) in self.node_keys.iter().enumerate() {
-            let parent = (key >> CODE_POINT_BITS) as usize;
-            let key = ((final_code[parent] as u64) << CODE_POINT_BITS) | (key & code_mask);
-            let mut slot = table.home_slot(key);
-            while table.keys[slot] != EMPTY {
-                slot += 1;
-                if slot == capacity {
-                    slot = 0;
+        let mut parent_codes: Vec<NodeCode> = Vec::new();
+        for level in &self.levels {
+            let mut codes = Vec::with_capacity(level.node_keys.len());
+            for (node, &key) in level.node_keys.iter().enumerate() {
+                let parent = (key >> CODE_POINT_BITS) as usize;
+                let parent_code = if parent == 0 {
+                    ROOT
+                } else {
+                    parent_codes[parent - 1]
+                };
+                let key = node_key(parent_code, '\0') | (key & code_mask);
+                let mut slot = table.home_slot(key);
+                while table.slots[slot].key != EMPTY {
+                    slot += 1;
+                    if slot == capacity {
+                        slot = 0;
+                    }
                 }
+                table.slots[slot] = Slot {
+                    key,
+                    frequencies: level.nodes[node].counts,
+                };
+                codes.push(slot as NodeCode + 1);
             }
-            table.keys[slot] = key;
-            final_code[node + 1] = slot as u32 + 1;
-            let from = node * self.num_sources;
-            let to = slot * self.num_sources;
-            table.document_frequency[to..to + self.num_sources]
-                .copy_from_slice(&self.counts[from..from + self.num_sources]);
+            parent_codes = codes;
         }
-        table
+        Ok(table)
     }
 }
 
@@ -306,15 +397,11 @@ mod tests {
 
     fn build(sources: &[&[&str]]) -> NgramTable {
         let mut builder = TableBuilder::new(sources.len()).unwrap();
-        let (mut nodes, mut per_prefix) = (Vec::new(), Vec::new());
         for (source, answers) in sources.iter().enumerate() {
-            for answer in answers.iter() {
-                builder
-                    .add_document(source, &chars(answer), 0, &mut nodes, &mut per_prefix)
-                    .unwrap();
-            }
+            let documents: Vec<Vec<char>> = answers.iter().map(|a| chars(a)).collect();
+            builder.add_source(source, &documents, 0).unwrap();
         }
-        builder.freeze()
+        builder.freeze().unwrap()
     }
 
     fn df(table: &NgramTable, gram: &str) -> Vec<u16> {
@@ -367,18 +454,22 @@ mod tests {
     #[test]
     fn records_what_the_fluency_walk_adds() {
         let mut builder = TableBuilder::new(1).unwrap();
-        let (mut nodes, mut per_prefix) = (Vec::new(), Vec::new());
-        builder
-            .add_document(0, &chars("abab"), 3, &mut nodes, &mut per_prefix)
-            .unwrap();
-        // l=1: a; l=2: b, ab; l=3: ba, aba (a already seen); l=4 not recorded.
-        assert_eq!(per_prefix, vec![1, 2, 2]);
-        assert_eq!(nodes.len(), 5);
+        let first_seen = builder.add_source(0, &[chars("abab")], 3).unwrap();
+        // l=1: a; l=2: b, ab; l=3: ba, aba (a is already counted); l=4 is past the limit.
+        let mut ends: Vec<(u16, u8)> = first_seen.iter().map(|f| (f.end, f.length)).collect();
+        ends.sort();
+        assert_eq!(ends, vec![(1, 1), (2, 1), (2, 2), (3, 2), (3, 3)]);
     }
 
     #[test]
     fn rejects_bad_source_counts() {
-        assert_eq!(TableBuilder::new(0).err(), Some(TableError::TooManySources(0)));
-        assert_eq!(TableBuilder::new(5).err(), Some(TableError::TooManySources(5)));
+        assert_eq!(
+            TableBuilder::new(0).err(),
+            Some(TableError::TooManySources(0))
+        );
+        assert_eq!(
+            TableBuilder::new(5).err(),
+            Some(TableError::TooManySources(5))
+        );
     }
 }

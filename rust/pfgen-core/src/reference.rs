@@ -1,7 +1,9 @@
 //! The reference side of one question: n-gram tables of every source and their baselines,
 //! and the Fluency and Truthfulness of answers against them (scoring spec §2-§4).
 
-use crate::ngram_table::{NgramTable, NodeCode, TableBuilder, TableError, MAX_N, MAX_SOURCES, ROOT};
+use crate::ngram_table::{
+    FirstSeen, NgramTable, NodeCode, TableBuilder, TableError, MAX_N, MAX_SOURCES, ROOT,
+};
 
 /// Fluency looks at the first 200 characters, but past 150 its length discount is <= 0 and a
 /// non-positive value never replaces the best (which starts at 0.0): the walk stops at 150.
@@ -9,10 +11,30 @@ const FLUENCY_USEFUL: usize = 150;
 /// Truthfulness reads ("^" + answer + "$")[:202].
 const TRUTH_CUT: usize = 202;
 /// Characters that carry no truthfulness (ASCII ^ and $ included, wherever they occur).
-const EXCLUDED: [char; 19] = [
-    '^', '$', '、', '。', '・', '「', '」', '『', '』', '（', '）', '【', '】', '［', '］', '〈',
-    '〉', '《', '》',
-];
+#[inline]
+fn is_excluded(c: char) -> bool {
+    matches!(
+        c,
+        '^' | '$'
+            | '、'
+            | '。'
+            | '・'
+            | '「'
+            | '」'
+            | '『'
+            | '』'
+            | '（'
+            | '）'
+            | '【'
+            | '】'
+            | '［'
+            | '］'
+            | '〈'
+            | '〉'
+            | '《'
+            | '》'
+    )
+}
 
 /// A source of reference answers: its key (`P`, `S`, ...) and its answers in file order.
 pub struct Source<'a> {
@@ -59,17 +81,17 @@ pub struct ReferenceTables {
 
 /// Scratch space of one scoring thread, reused across answers.
 pub struct Scratch {
-    seen: SeenNodes,
+    walk: Walk,
     chars: Vec<char>,
-    max_frequency: Vec<u32>,
+    kept: Vec<usize>,
 }
 
 impl Default for Scratch {
     fn default() -> Self {
         Scratch {
-            seen: SeenNodes::new(),
+            walk: Walk::new(),
             chars: Vec::with_capacity(TRUTH_CUT),
-            max_frequency: Vec::with_capacity(TRUTH_CUT * MAX_SOURCES),
+            kept: Vec::with_capacity(TRUTH_CUT),
         }
     }
 }
@@ -88,13 +110,16 @@ impl ReferenceTables {
                 if source.answers.is_empty() {
                     return Err(ReferenceError::EmptySource(source.key.to_string()));
                 }
-                let baseline = add_source(&mut builder, index, source.answers)?;
+                let documents: Vec<Vec<char>> =
+                    source.answers.iter().map(|a| a.chars().collect()).collect();
+                let first_seen = builder.add_source(index, &documents, FLUENCY_USEFUL)?;
+                let baseline = baseline(&builder, index, &first_seen, documents.len());
                 if baseline == 0.0 {
                     return Err(ReferenceError::ZeroBaseline(source.key.to_string()));
                 }
                 baselines.push(baseline);
             }
-            tables.push(builder.freeze());
+            tables.push(builder.freeze()?);
         }
         Ok(ReferenceTables {
             tables,
@@ -123,40 +148,31 @@ impl ReferenceTables {
         self.tables.iter().map(NgramTable::memory_bytes).sum()
     }
 
-    /// Fluency of `answer` against every source (spec §3), written into `out`.
-    pub fn fluency(&self, answer: &str, scratch: &mut Scratch, out: &mut [f64]) {
-        scratch.chars.clear();
-        scratch.chars.extend(answer.chars().take(FLUENCY_USEFUL));
+    /// Fluency (spec §3) and Truthfulness (spec §4) of `answer` against every source.
+    pub fn score(
+        &self,
+        answer: &str,
+        scratch: &mut Scratch,
+        fluency: &mut [f64],
+        truthfulness: &mut [f64],
+    ) {
+        let Scratch { walk, chars, kept } = scratch;
+        chars.clear();
+        chars.extend(answer.chars().take(TRUTH_CUT - 1));
         for (group, table) in self.tables.iter().enumerate() {
             let first = group * MAX_SOURCES;
-            let k = table.num_sources();
-            fluency_of_group(
+            let sources = first..first + table.num_sources();
+            walk.reset(chars.len());
+            for (index, &c) in chars.iter().enumerate() {
+                walk.advance(table, index, c, &self.baselines[sources.clone()]);
+            }
+            walk.finish(
                 table,
-                &scratch.chars,
-                &self.baselines[first..first + k],
-                &mut scratch.seen,
-                &mut out[first..first + k],
-            );
-        }
-    }
-
-    /// Truthfulness of `answer` against every source (spec §4), written into `out`.
-    pub fn truthfulness(&self, answer: &str, scratch: &mut Scratch, out: &mut [f64]) {
-        scratch.chars.clear();
-        scratch.chars.push('^');
-        scratch.chars.extend(answer.chars().take(TRUTH_CUT - 1));
-        if scratch.chars.len() < TRUTH_CUT {
-            scratch.chars.push('$');
-        }
-        for (group, table) in self.tables.iter().enumerate() {
-            let first = group * MAX_SOURCES;
-            let k = table.num_sources();
-            truthfulness_of_group(
-                table,
-                &scratch.chars,
-                &self.num_answers[first..first + k],
-                &mut scratch.max_frequency,
-                &mut out[first..first + k],
+                chars,
+                &self.num_answers[sources.clone()],
+                kept,
+                &mut fluency[sources.clone()],
+                &mut truthfulness[sources],
             );
         }
     }
@@ -172,7 +188,13 @@ impl ReferenceTables {
                 .tables
                 .iter()
                 .filter_map(|table| table.find(gram).map(|node| (table, node)))
-                .map(|(table, node)| table.frequencies(node).iter().map(|&f| f as u32).sum::<u32>())
+                .map(|(table, node)| {
+                    table
+                        .frequencies(node)
+                        .iter()
+                        .map(|&f| f as u32)
+                        .sum::<u32>()
+                })
                 .sum();
             for slot in &mut coverage[start..start + 3] {
                 *slot = (*slot).max(total);
@@ -182,32 +204,25 @@ impl ReferenceTables {
     }
 }
 
-/// Adds every answer of one source to the builder and returns the source's baseline: the mean,
-/// in file order, of the answers' fluency with baseline 1.0, from the counts of this source.
-fn add_source(
-    builder: &mut TableBuilder,
+/// The baseline of a source (spec §2): the mean, in file order, of its answers' fluency with
+/// baseline 1.0, replaying each answer's walk (`first_seen`) with the final counts.
+fn baseline(
+    builder: &TableBuilder,
     source: usize,
-    answers: &[String],
-) -> Result<f64, ReferenceError> {
-    let mut nodes = Vec::new();
-    let mut per_prefix = Vec::new();
-    let mut walks = Vec::with_capacity(answers.len());
-    for answer in answers {
-        let chars: Vec<char> = answer.chars().collect();
-        let (nodes_before, prefixes_before) = (nodes.len(), per_prefix.len());
-        builder.add_document(source, &chars, FLUENCY_USEFUL, &mut nodes, &mut per_prefix)?;
-        walks.push((nodes_before, prefixes_before, per_prefix.len() - prefixes_before));
+    first_seen: &[FirstSeen],
+    num_documents: usize,
+) -> f64 {
+    let mut added = vec![0u64; num_documents * (FLUENCY_USEFUL + 1)];
+    for seen in first_seen {
+        let count = builder.count(seen.length, seen.node, source) as u64;
+        added[seen.document as usize * (FLUENCY_USEFUL + 1) + seen.end as usize] += count;
     }
-    // The counts of this source are final now: replay each answer's walk with them.
     let mut sum = 0.0;
-    for &(mut node_index, first_prefix, num_prefixes) in &walks {
-        let mut total: u64 = 0;
+    for document_added in added.chunks(FLUENCY_USEFUL + 1) {
+        let mut total = 0u64;
         let mut best = 0.0f64;
-        for l in 1..=num_prefixes {
-            for _ in 0..per_prefix[first_prefix + l - 1] {
-                total += builder.count(nodes[node_index], source) as u64;
-                node_index += 1;
-            }
+        for (l, &count) in document_added.iter().enumerate().skip(1) {
+            total += count;
             let value = total as f64 * length_discount(l);
             if value > best {
                 best = value;
@@ -215,7 +230,7 @@ fn add_source(
         }
         sum += best;
     }
-    Ok(sum / answers.len() as f64)
+    sum / num_documents as f64
 }
 
 /// `1 - max(l - 100, 0) / 50`, the discount of a prefix of length l.
@@ -224,97 +239,162 @@ fn length_discount(l: usize) -> f64 {
     1.0 - (l.saturating_sub(100)) as f64 / 50.0
 }
 
-fn fluency_of_group(
-    table: &NgramTable,
-    chars: &[char],
-    baselines: &[f64],
-    seen: &mut SeenNodes,
-    out: &mut [f64],
-) {
-    let k = baselines.len();
-    let mut totals = [0u64; MAX_SOURCES];
-    let mut best = [0.0f64; MAX_SOURCES];
-    // previous[n]: node of the n-gram ending at the previous character; n = 0 is the root.
-    let mut previous = [ROOT; MAX_N + 1];
-    let mut current = [ROOT; MAX_N + 1];
-    let mut previous_depth = 0; // how many of previous[1..] exist
-    seen.clear();
-    for (index, &c) in chars.iter().enumerate() {
-        let l = index + 1;
-        let mut depth = 0;
+/// The walk of one answer against one table. One walk serves both scores: the n-grams ending
+/// at each character are found by extending those ending at the previous one. Fluency uses
+/// every length for the first 150 characters; Truthfulness the 3-grams of
+/// t = ("^" + answer + "$")[:202].
+struct Walk {
+    seen: SeenNodes,
+    /// Per index of t: the largest frequency of a 3-gram covering it, per source.
+    max_frequency: Vec<[u16; MAX_SOURCES]>,
+    /// previous[n]: node of the n-gram ending at the previous character; n = 0 is the root.
+    previous: [NodeCode; MAX_N + 1],
+    current: [NodeCode; MAX_N + 1],
+    /// How many of previous[1..] exist.
+    previous_depth: usize,
+    totals: [u64; MAX_SOURCES],
+    best: [f64; MAX_SOURCES],
+}
+
+impl Walk {
+    fn new() -> Self {
+        Walk {
+            seen: SeenNodes::new(),
+            max_frequency: Vec::with_capacity(TRUTH_CUT),
+            previous: [ROOT; MAX_N + 1],
+            current: [ROOT; MAX_N + 1],
+            previous_depth: 0,
+            totals: [0; MAX_SOURCES],
+            best: [0.0; MAX_SOURCES],
+        }
+    }
+
+    fn reset(&mut self, answer_length: usize) {
+        self.seen.clear();
+        self.max_frequency.clear();
+        self.max_frequency
+            .resize((answer_length + 2).min(TRUTH_CUT), [0; MAX_SOURCES]);
+        self.previous_depth = 0;
+        self.totals = [0; MAX_SOURCES];
+        self.best = [0.0; MAX_SOURCES];
+    }
+
+    /// How many n-gram lengths are worth probing at answer index `index`.
+    #[inline]
+    fn candidates(&self, index: usize) -> usize {
+        let longest = if index < FLUENCY_USEFUL { MAX_N } else { 3 };
+        (self.previous_depth + 1).min(longest)
+    }
+
+    #[inline]
+    fn advance(&mut self, table: &NgramTable, index: usize, c: char, baselines: &[f64]) {
         // y[l-n..l] can be in the table only if its prefix y[l-n..l-1] (previous[n-1]) is, and
         // y[l-n-1..l] only if its suffix y[l-n..l] is: extend upwards, stop at the first miss.
-        for n in 1..=(previous_depth + 1).min(MAX_N) {
-            match table.child(previous[n - 1], c) {
+        let candidates = self.candidates(index);
+        // The probes of one position are independent: start loading all their slots first.
+        for &parent in &self.previous[..candidates] {
+            table.prefetch_child(parent, c);
+        }
+        let mut depth = 0;
+        for n in 1..=candidates {
+            match table.child(self.previous[n - 1], c) {
                 Some(node) => {
-                    current[n] = node;
+                    self.current[n] = node;
                     depth = n;
-                    if seen.insert(node) {
-                        for (total, &frequency) in totals.iter_mut().zip(table.frequencies(node)) {
-                            *total += frequency as u64;
-                        }
-                    }
                 }
                 None => break,
             }
         }
-        std::mem::swap(&mut previous, &mut current);
-        previous_depth = depth;
-        let discount = length_discount(l);
-        for s in 0..k {
-            let value = totals[s] as f64 * discount / baselines[s];
-            if value > best[s] {
-                best[s] = value;
-            }
+        if depth >= 3 {
+            mark(
+                &mut self.max_frequency,
+                index - 1,
+                table.frequencies(self.current[3]),
+            );
         }
-    }
-    out.copy_from_slice(&best[..k]);
-}
-
-fn truthfulness_of_group(
-    table: &NgramTable,
-    chars: &[char],
-    num_answers: &[usize],
-    max_frequency: &mut Vec<u32>,
-    out: &mut [f64],
-) {
-    let k = num_answers.len();
-    max_frequency.clear();
-    max_frequency.resize(chars.len() * k, 0);
-    // Nodes of the 1- and 2-grams ending at the previous character.
-    let (mut one, mut two): (Option<NodeCode>, Option<NodeCode>) = (None, None);
-    for (end, &c) in chars.iter().enumerate() {
-        let three = two.and_then(|node| table.child(node, c));
-        two = one.and_then(|node| table.child(node, c));
-        one = table.child(ROOT, c);
-        if let Some(node) = three {
-            let frequencies = table.frequencies(node);
-            for j in end - 2..=end {
-                for s in 0..k {
-                    let slot = &mut max_frequency[j * k + s];
-                    *slot = (*slot).max(frequencies[s] as u32);
+        if index < FLUENCY_USEFUL {
+            // Counted after all probes of the position, which keeps the probes independent.
+            for &node in &self.current[1..=depth] {
+                if self.seen.insert(node) {
+                    for (total, &frequency) in self.totals.iter_mut().zip(table.frequencies(node)) {
+                        *total += frequency as u64;
+                    }
+                }
+            }
+            let discount = length_discount(index + 1);
+            for (s, &baseline) in baselines.iter().enumerate() {
+                let value = self.totals[s] as f64 * discount / baseline;
+                if value > self.best[s] {
+                    self.best[s] = value;
                 }
             }
         }
+        std::mem::swap(&mut self.previous, &mut self.current);
+        self.previous_depth = depth;
     }
-    for s in 0..k {
-        let mut total = 0.0f64;
-        let mut count = 0u32;
-        let mut current = 0.0f64;
-        let mut best = 0.0f64;
-        let n = num_answers[s] as f64;
-        for (j, &c) in chars.iter().enumerate() {
-            if EXCLUDED.contains(&c) {
-                continue;
-            }
-            total += (max_frequency[j * k + s] as f64 / n * 200.0).min(1.0);
-            count += 1;
-            current = total / count as f64 * length_discount(j);
-            if j >= 100 && current > best {
-                best = current;
+
+    /// Adds the 3-grams of t holding a marker, then computes both scores.
+    fn finish(
+        &mut self,
+        table: &NgramTable,
+        chars: &[char],
+        num_answers: &[usize],
+        kept: &mut Vec<usize>,
+        fluency: &mut [f64],
+        truthfulness: &mut [f64],
+    ) {
+        let k = num_answers.len();
+        fluency.copy_from_slice(&self.best[..k]);
+        let t_len = self.max_frequency.len();
+        let with_end = chars.len() + 2 <= TRUTH_CUT;
+        // "^" + the first two characters (or "^" + c + "$"), and the last two + "$".
+        let head = match (chars.first(), chars.get(1)) {
+            (Some(&a), Some(&b)) => Some(['^', a, b]),
+            (Some(&a), None) if with_end => Some(['^', a, '$']),
+            _ => None,
+        };
+        if let Some(node) = head.and_then(|gram| table.find(&gram)) {
+            mark(&mut self.max_frequency, 0, table.frequencies(node));
+        }
+        if with_end && chars.len() >= 2 {
+            let gram = [chars[chars.len() - 2], chars[chars.len() - 1], '$'];
+            if let Some(node) = table.find(&gram) {
+                mark(&mut self.max_frequency, t_len - 3, table.frequencies(node));
             }
         }
-        out[s] = if current > best { current } else { best };
+        kept.clear();
+        kept.extend((0..t_len).filter(|&j| {
+            let c = if j == 0 {
+                '^'
+            } else {
+                chars.get(j - 1).copied().unwrap_or('$')
+            };
+            !is_excluded(c)
+        }));
+        for s in 0..k {
+            let mut total = 0.0f64;
+            let mut current = 0.0f64;
+            let mut best = 0.0f64;
+            let n = num_answers[s] as f64;
+            for (count, &j) in kept.iter().enumerate() {
+                total += (self.max_frequency[j][s] as f64 / n * 200.0).min(1.0);
+                current = total / (count + 1) as f64 * length_discount(j);
+                if j >= 100 && current > best {
+                    best = current;
+                }
+            }
+            truthfulness[s] = if current > best { current } else { best };
+        }
+    }
+}
+
+/// Raises the frequencies of t[start..start + 3] to those of the 3-gram there.
+#[inline]
+fn mark(max_frequency: &mut [[u16; MAX_SOURCES]], start: usize, frequencies: &[u16]) {
+    for covered in &mut max_frequency[start..start + 3] {
+        for (slot, &frequency) in covered.iter_mut().zip(frequencies) {
+            *slot = (*slot).max(frequency);
+        }
     }
 }
 
@@ -331,7 +411,11 @@ const SEEN_CAPACITY: usize = 4096;
 
 impl SeenNodes {
     fn new() -> Self {
-        SeenNodes { nodes: vec![0; SEEN_CAPACITY], stamps: vec![0; SEEN_CAPACITY], generation: 0 }
+        SeenNodes {
+            nodes: vec![0; SEEN_CAPACITY],
+            stamps: vec![0; SEEN_CAPACITY],
+            generation: 0,
+        }
     }
 
     fn clear(&mut self) {

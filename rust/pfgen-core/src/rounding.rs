@@ -6,7 +6,10 @@ const MAX_DIGITS: u32 = 22;
 
 /// `round(x, digits)` exactly as CPython computes it, for `digits <= 22`.
 pub fn py_round(x: f64, digits: u32) -> f64 {
-    assert!(digits <= MAX_DIGITS, "py_round supports at most {MAX_DIGITS} digits");
+    assert!(
+        digits <= MAX_DIGITS,
+        "py_round supports at most {MAX_DIGITS} digits"
+    );
     if !x.is_finite() || x == 0.0 {
         return x;
     }
@@ -89,7 +92,12 @@ mod tests {
             for digits in [4, 5, 6] {
                 // Also values sitting exactly on, or one ulp around, a decimal half-way point.
                 let tie = ((x * 1e6).floor() + 0.5) / 1e6;
-                for value in [x, tie, f64::from_bits(tie.to_bits() + 1), f64::from_bits(tie.to_bits() - 1)] {
+                for value in [
+                    x,
+                    tie,
+                    f64::from_bits(tie.to_bits() + 1),
+                    f64::from_bits(tie.to_bits() - 1),
+                ] {
                     assert_eq!(
                         py_round(value, digits).to_bits(),
                         by_formatting(value, digits).to_bits(),

@@ -6,6 +6,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use pfgen_core::helpfulness::{Pattern, Rule, WeightedRule};
 use pfgen_core::reference::Source;
 
@@ -37,7 +40,9 @@ fn convert_rule(rule: &Bound<'_, PyAny>) -> PyResult<Rule> {
                 Rule::Any { children, name }
             })
         }
-        other => Err(PyValueError::new_err(format!("unknown keyword rule kind {other:?}"))),
+        other => Err(PyValueError::new_err(format!(
+            "unknown keyword rule kind {other:?}"
+        ))),
     }
 }
 
@@ -60,7 +65,12 @@ impl QuestionScorer {
     ) -> PyResult<Self> {
         let rules = rules
             .iter()
-            .map(|(rule, factor)| Ok(WeightedRule { rule: convert_rule(rule)?, factor: *factor }))
+            .map(|(rule, factor)| {
+                Ok(WeightedRule {
+                    rule: convert_rule(rule)?,
+                    factor: *factor,
+                })
+            })
             .collect::<PyResult<Vec<_>>>()?;
         let inner = py
             .detach(|| {
@@ -105,15 +115,24 @@ impl QuestionScorer {
                 array.as_array().iter().copied().collect()
             }
             None if self.inner.num_external > 0 => {
-                return Err(PyValueError::new_err("this question has regex rules: pass external"))
+                return Err(PyValueError::new_err(
+                    "this question has regex rules: pass external",
+                ))
             }
             None => Vec::new(),
         };
-        let batch = py.detach(|| self.inner.score_batch(&answers, &external_values, with_results));
+        let batch = py.detach(|| {
+            self.inner
+                .score_batch(&answers, &external_values, with_results)
+        });
         let k = batch.num_sources;
         Ok((
-            PyArray1::from_vec(py, batch.fluency).reshape([n, k])?.into_any(),
-            PyArray1::from_vec(py, batch.truthfulness).reshape([n, k])?.into_any(),
+            PyArray1::from_vec(py, batch.fluency)
+                .reshape([n, k])?
+                .into_any(),
+            PyArray1::from_vec(py, batch.truthfulness)
+                .reshape([n, k])?
+                .into_any(),
             PyArray1::from_vec(py, batch.helpfulness),
             PyArray1::from_vec(py, batch.average),
             batch.helpfulness_results,
