@@ -1,10 +1,13 @@
 """pfgen_fast: exact, fast scoring of pfgen-bench.
 
-    from pfgen_fast import ReferenceData, QuestionScorer
+Example::
+
+    from pfgen_fast import QuestionScorer, ReferenceData
+
     refs = ReferenceData.load("pfgen-bench/data")
     scorer = QuestionScorer(refs.by_text("つるかめ算について教えて。"))
-    records = scorer.score(["つるかめ算は、..."])      # per-answer records, as the benchmark writes them
-    arrays = scorer.score_arrays(many_answers)          # numpy arrays, no dict per answer
+    records = scorer.score(["つるかめ算は、..."])  # per-answer records, as the benchmark's
+    arrays = scorer.score_arrays(many_answers)  # numpy arrays, no dict per answer
 """
 
 from typing import Any

@@ -12,7 +12,10 @@ from pfgen_fast.errors import PfgenError
 # when their command runs, so `score` does not pay for plotting or HTTP imports.
 COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("score", "score JSON lines of answers (question, answer) against the reference data"),
-    "eval": ("eval", "evaluate trials files and write result.json beside each (the benchmark's make)"),
+    "eval": (
+        "eval",
+        "evaluate trials files and write result.json beside each (the benchmark's make)",
+    ),
     "data": ("data", "fetch the published benchmark data or verify a data directory"),
     "report": ("report", "write per-run README.md pages and the leaderboard"),
     "plot": ("plot", "draw the paper's figures (PNG and SVG) from result.json files"),

@@ -168,4 +168,3 @@ def load_questions(
             raise DataError(f"{path}: duplicate question_id {question.question_id!r}")
         questions[question.question_id] = question
     return dict(sorted(questions.items()))
-

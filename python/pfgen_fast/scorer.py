@@ -7,7 +7,6 @@ Python's `re`, the reference semantics, and handed to the core as match ends.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from pfgen_fast import _core
-from pfgen_fast.data import Question, load_questions, question_files
+from pfgen_fast.data import Question, load_questions, metadata_hash
 from pfgen_fast.errors import DataError
 
 # Helpfulness looks at the first 200 characters; an absent keyword has the value 9999.
@@ -51,8 +50,7 @@ class ReferenceData:
 
     @classmethod
     def load(cls, data_dir: str | Path) -> ReferenceData:
-        digests = "".join(hashlib.sha1(p.read_bytes()).hexdigest() for p in question_files(data_dir))
-        return cls(load_questions(data_dir), hashlib.sha1(digests.encode()).hexdigest())
+        return cls(load_questions(data_dir), metadata_hash(data_dir))
 
     def by_text(self, question_text: str) -> Question:
         """The question whose text is `question_text` (KeyError if none)."""
@@ -126,17 +124,28 @@ class QuestionScorer:
         sources = self.sources
         return [
             {
-                "fluency": dict(zip(sources, fluency_row)),
+                "fluency": dict(zip(sources, fluency_row, strict=True)),
                 "fluency_discount": 1.0,
-                "truthfulness": dict(zip(sources, truthfulness_row)),
+                "truthfulness": dict(zip(sources, truthfulness_row, strict=True)),
                 "helpfulness": help_value,
                 "helpfulness_results": [[name, factor] for name, factor in help_results],
                 "average": average_value,
             }
             for fluency_row, truthfulness_row, help_value, average_value, help_results in zip(
-                fluency.tolist(), truthfulness.tolist(), helpfulness.tolist(), average.tolist(), results
+                fluency.tolist(),
+                truthfulness.tolist(),
+                helpfulness.tolist(),
+                average.tolist(),
+                results,
+                strict=True,
             )
         ]
+
+    def score_json(self, answers: Sequence[str]) -> list[bytes]:
+        """The per-answer records as JSON text, laid out as `json.dumps(record,
+        ensure_ascii=False)` would write them (no dict is built per answer)."""
+        answers = list(answers)
+        return self._core.score_json(answers, self._regex_match_ends(answers))
 
     def trigram_df(self, text: str) -> list[int]:
         """Per character of `text`: the largest document frequency, summed over the sources, of
@@ -146,7 +155,7 @@ class QuestionScorer:
     @property
     def baselines(self) -> dict[str, float]:
         """Mean raw fluency of each source's own reference answers (spec §2)."""
-        return dict(zip(self.sources, self._core.baselines))
+        return dict(zip(self.sources, self._core.baselines, strict=True))
 
     @property
     def table_bytes(self) -> int:
@@ -164,4 +173,4 @@ def build_scorers(
     workers = threads or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         scorers = pool.map(lambda q: QuestionScorer(q, sources), questions)
-        return {q.question_id: scorer for q, scorer in zip(questions, scorers)}
+        return {q.question_id: scorer for q, scorer in zip(questions, scorers, strict=True)}

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import defaultdict
 from typing import IO, Any
 
+import orjson
+
 from pfgen_fast.data import resolve_data_dir
 from pfgen_fast.errors import InputError
-from pfgen_fast.scorer import QuestionScorer, ReferenceData
+from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
 
 # Lines are scored in blocks: memory stays bounded and output starts before the input ends.
-BLOCK_LINES = 50_000
+BLOCK_LINES = 200_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +34,8 @@ def parse_line(raw: bytes, where: str) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise InputError(f"{where}: invalid UTF-8 at byte {error.start}") from None
     try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
+        record = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
         raise InputError(f"{where}: invalid JSON: {error.msg} (column {error.colno})") from None
     if not isinstance(record, dict):
         raise InputError(f"{where}: expected a JSON object")
@@ -47,44 +48,41 @@ def parse_line(raw: bytes, where: str) -> dict[str, Any]:
 
 
 class BlockScorer:
-    """Scores blocks of records, building each question's tables the first time it occurs."""
+    """Scores blocks of lines, building each question's tables the first time it occurs."""
 
     def __init__(self, references: ReferenceData) -> None:
         self.references = references
         self.scorers: dict[str, QuestionScorer] = {}
 
-    def scorer_for(self, question_text: str) -> QuestionScorer:
-        question = self.references.by_text(question_text)
-        scorer = self.scorers.get(question.question_id)
-        if scorer is None:
-            scorer = self.scorers[question.question_id] = QuestionScorer(question)
-        return scorer
-
-    def score(self, records: list[dict[str, Any]]) -> None:
-        """Adds `scores` to every record (all questions already known)."""
-        by_question: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for record in records:
-            by_question[record["question"]].append(record)
-        for question_text, group in by_question.items():
-            scores = self.scorer_for(question_text).score([r["answer"] for r in group])
-            for record, record_scores in zip(group, scores):
-                record["scores"] = record_scores
+    def score(self, block: list[tuple[bytes, dict[str, Any]]]) -> list[bytes]:
+        """The output line of every (input line, parsed object), in input order."""
+        by_question: dict[str, list[int]] = defaultdict(list)
+        for index, (_, record) in enumerate(block):
+            by_question[self.references.by_text(record["question"]).question_id].append(index)
+        missing = [self.references.questions[q] for q in by_question if q not in self.scorers]
+        self.scorers.update(build_scorers(missing))
+        output: list[bytes] = [b""] * len(block)
+        for question_id, indices in by_question.items():
+            scores = self.scorers[question_id].score_json([block[i][1]["answer"] for i in indices])
+            for index, scores_json in zip(indices, scores, strict=True):
+                raw, record = block[index]
+                if "scores" in record:
+                    record["scores"] = orjson.Fragment(scores_json)
+                    output[index] = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+                else:
+                    # The input object unchanged, with "scores" appended before its final "}".
+                    output[index] = raw.rstrip()[:-1] + b', "scores": ' + scores_json + b"}\n"
+        return output
 
 
 def score_stream(
-    lines: IO[bytes], name: str, block_scorer: BlockScorer, skip_invalid: bool, out: IO[str]
+    lines: IO[bytes], name: str, block_scorer: BlockScorer, skip_invalid: bool, out: IO[bytes]
 ) -> int:
     """Scores every line; returns the number of skipped lines (raises on the first bad line
     unless skip_invalid)."""
     skipped = 0
-    block: list[dict[str, Any]] = []
+    block: list[tuple[bytes, dict[str, Any]]] = []
     known = block_scorer.references
-
-    def flush() -> None:
-        block_scorer.score(block)
-        out.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in block)
-        block.clear()
-
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -104,11 +102,12 @@ def score_stream(
             print(f"skipped {error}", file=sys.stderr)
             skipped += 1
             continue
-        block.append(record)
+        block.append((raw, record))
         if len(block) >= BLOCK_LINES:
-            flush()
+            out.writelines(block_scorer.score(block))
+            block.clear()
     if block:
-        flush()
+        out.writelines(block_scorer.score(block))
     return skipped
 
 
@@ -116,11 +115,15 @@ def run(args: argparse.Namespace) -> int:
     references = ReferenceData.load(resolve_data_dir(args.data))
     block_scorer = BlockScorer(references)
     if args.file is None:
-        skipped = score_stream(sys.stdin.buffer, "<stdin>", block_scorer, args.skip_invalid, sys.stdout)
+        skipped = score_stream(
+            sys.stdin.buffer, "<stdin>", block_scorer, args.skip_invalid, sys.stdout.buffer
+        )
     else:
         try:
             with open(args.file, "rb") as lines:
-                skipped = score_stream(lines, args.file, block_scorer, args.skip_invalid, sys.stdout)
+                skipped = score_stream(
+                    lines, args.file, block_scorer, args.skip_invalid, sys.stdout.buffer
+                )
         except OSError as error:
             raise InputError(f"{args.file}: cannot read: {error.strerror or error}") from None
     if skipped:

@@ -4,6 +4,7 @@
 
 pub mod helpfulness;
 pub mod ngram_table;
+pub mod record_json;
 pub mod reference;
 pub mod rounding;
 
@@ -169,6 +170,29 @@ impl QuestionScorer {
             Vec::new()
         };
         (py_round(help.value, 5), average, results)
+    }
+}
+
+impl ScoreBatch {
+    /// The record of answer `i` as JSON text (spec §6 key order); `sources` are the keys.
+    pub fn record_json(&self, i: usize, sources: &[String]) -> String {
+        let k = self.num_sources;
+        let no_results = Vec::new();
+        let results = self
+            .helpfulness_results
+            .as_ref()
+            .map_or(&no_results, |all| &all[i]);
+        let mut out = String::with_capacity(256);
+        record_json::Record {
+            sources,
+            fluency: &self.fluency[i * k..(i + 1) * k],
+            truthfulness: &self.truthfulness[i * k..(i + 1) * k],
+            helpfulness: self.helpfulness[i],
+            helpfulness_results: results,
+            average: self.average[i],
+        }
+        .write_json(&mut out);
+        out
     }
 }
 

@@ -4,7 +4,7 @@
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -50,6 +50,33 @@ fn convert_rule(rule: &Bound<'_, PyAny>) -> PyResult<Rule> {
 #[pyclass(frozen, module = "pfgen_fast._core")]
 struct QuestionScorer {
     inner: pfgen_core::QuestionScorer,
+    sources: Vec<String>,
+}
+
+impl QuestionScorer {
+    /// The match-end matrix as a flat row-major vector, checked against the rules.
+    fn external_values(
+        &self,
+        num_answers: usize,
+        external: Option<PyReadonlyArray2<'_, u32>>,
+    ) -> PyResult<Vec<u32>> {
+        match &external {
+            Some(array) => {
+                let shape = array.shape();
+                if shape != [num_answers, self.inner.num_external] {
+                    return Err(PyValueError::new_err(format!(
+                        "external must have shape ({num_answers}, {}), got {shape:?}",
+                        self.inner.num_external
+                    )));
+                }
+                Ok(array.as_array().iter().copied().collect())
+            }
+            None if self.inner.num_external > 0 => Err(PyValueError::new_err(
+                "this question has regex rules: pass external",
+            )),
+            None => Ok(Vec::new()),
+        }
+    }
 }
 
 #[pymethods]
@@ -81,7 +108,8 @@ impl QuestionScorer {
                 pfgen_core::QuestionScorer::new(&sources, rules, num_external)
             })
             .map_err(|error| PyValueError::new_err(error.to_string()))?;
-        Ok(QuestionScorer { inner })
+        let sources = sources.into_iter().map(|(key, _)| key).collect();
+        Ok(QuestionScorer { inner, sources })
     }
 
     /// Scores answers. `external`: (len(answers), num_external) uint32 match ends (9999 when
@@ -103,24 +131,7 @@ impl QuestionScorer {
         Option<Vec<Vec<(String, f64)>>>,
     )> {
         let n = answers.len();
-        let external_values: Vec<u32> = match &external {
-            Some(array) => {
-                let shape = array.shape();
-                if shape != [n, self.inner.num_external] {
-                    return Err(PyValueError::new_err(format!(
-                        "external must have shape ({n}, {}), got {shape:?}",
-                        self.inner.num_external
-                    )));
-                }
-                array.as_array().iter().copied().collect()
-            }
-            None if self.inner.num_external > 0 => {
-                return Err(PyValueError::new_err(
-                    "this question has regex rules: pass external",
-                ))
-            }
-            None => Vec::new(),
-        };
+        let external_values = self.external_values(n, external)?;
         let batch = py.detach(|| {
             self.inner
                 .score_batch(&answers, &external_values, with_results)
@@ -137,6 +148,27 @@ impl QuestionScorer {
             PyArray1::from_vec(py, batch.average),
             batch.helpfulness_results,
         ))
+    }
+
+    /// Scores answers and returns each record as UTF-8 JSON text (`json.dumps` layout).
+    #[pyo3(signature = (answers, external=None))]
+    fn score_json<'py>(
+        &self,
+        py: Python<'py>,
+        answers: Vec<String>,
+        external: Option<PyReadonlyArray2<'py, u32>>,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let external_values = self.external_values(answers.len(), external)?;
+        let records = py.detach(|| {
+            let batch = self.inner.score_batch(&answers, &external_values, true);
+            (0..answers.len())
+                .map(|i| batch.record_json(i, &self.sources))
+                .collect::<Vec<_>>()
+        });
+        Ok(records
+            .iter()
+            .map(|record| PyBytes::new(py, record.as_bytes()))
+            .collect())
     }
 
     /// Per character of `text`: the largest summed-over-sources document frequency of the

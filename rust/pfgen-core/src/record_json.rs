@@ -1,0 +1,186 @@
+//! The per-answer record (scoring spec §6) as JSON text, formatted as Python's
+//! `json.dumps(record, ensure_ascii=False)` would: ", " and ": " separators, floats in `repr`
+//! form. Writing it here spares building a Python dict per answer.
+
+use std::fmt::Write;
+
+/// Appends `x` as Python's `repr(float)`: the shortest digits that round-trip, in positional
+/// notation for exponents -4..16, else as `d.ddde-XX`.
+pub fn write_python_float(out: &mut String, x: f64) {
+    if x.is_nan() {
+        out.push_str("NaN");
+        return;
+    }
+    if x.is_infinite() {
+        out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
+        return;
+    }
+    // Rust's `{:e}` gives the same shortest round-trip digits: "-1.2345e-6".
+    let scientific = format!("{x:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    out.push_str(sign);
+    if (-4..16).contains(&exponent) {
+        if exponent < 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exponent - 1) as usize));
+            out.push_str(&digits);
+        } else {
+            let integer_digits = exponent as usize + 1;
+            if digits.len() <= integer_digits {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', integer_digits - digits.len()));
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..integer_digits]);
+                out.push('.');
+                out.push_str(&digits[integer_digits..]);
+            }
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if exponent < 0 { '-' } else { '+' },
+            exponent.abs()
+        );
+    }
+}
+
+/// Appends `text` as a JSON string with `ensure_ascii=False` escaping.
+pub fn write_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// One record: per-source fluency and truthfulness (keys in order), helpfulness, its results
+/// and the average.
+pub struct Record<'a> {
+    pub sources: &'a [String],
+    pub fluency: &'a [f64],
+    pub truthfulness: &'a [f64],
+    pub helpfulness: f64,
+    pub helpfulness_results: &'a [(String, f64)],
+    pub average: f64,
+}
+
+impl Record<'_> {
+    pub fn write_json(&self, out: &mut String) {
+        out.push_str("{\"fluency\": ");
+        write_source_map(out, self.sources, self.fluency);
+        out.push_str(", \"fluency_discount\": 1.0, \"truthfulness\": ");
+        write_source_map(out, self.sources, self.truthfulness);
+        out.push_str(", \"helpfulness\": ");
+        write_python_float(out, self.helpfulness);
+        out.push_str(", \"helpfulness_results\": [");
+        for (index, (name, factor)) in self.helpfulness_results.iter().enumerate() {
+            if index > 0 {
+                out.push_str(", ");
+            }
+            out.push('[');
+            write_json_string(out, name);
+            out.push_str(", ");
+            write_python_float(out, *factor);
+            out.push(']');
+        }
+        out.push_str("], \"average\": ");
+        write_python_float(out, self.average);
+        out.push('}');
+    }
+}
+
+fn write_source_map(out: &mut String, sources: &[String], values: &[f64]) {
+    out.push('{');
+    for (index, (source, &value)) in sources.iter().zip(values).enumerate() {
+        if index > 0 {
+            out.push_str(", ");
+        }
+        write_json_string(out, source);
+        out.push_str(": ");
+        write_python_float(out, value);
+    }
+    out.push('}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn float(x: f64) -> String {
+        let mut out = String::new();
+        write_python_float(&mut out, x);
+        out
+    }
+
+    #[test]
+    fn floats_look_like_python_repr() {
+        assert_eq!(float(1.0), "1.0");
+        assert_eq!(float(0.0), "0.0");
+        assert_eq!(float(-0.0), "-0.0");
+        assert_eq!(float(1.107333), "1.107333");
+        assert_eq!(float(0.5), "0.5");
+        assert_eq!(float(5e-6), "5e-06");
+        assert_eq!(float(0.0001), "0.0001");
+        assert_eq!(float(0.00012), "0.00012");
+        assert_eq!(float(123.0), "123.0");
+        assert_eq!(float(1e16), "1e+16");
+        assert_eq!(float(1.5e16), "1.5e+16");
+        assert_eq!(float(1234567890123456.0), "1234567890123456.0");
+        assert_eq!(float(-2.5e-7), "-2.5e-07");
+        assert_eq!(float(0.1 + 0.2), "0.30000000000000004");
+    }
+
+    #[test]
+    fn strings_escape_like_json_dumps_without_ascii() {
+        let mut out = String::new();
+        write_json_string(&mut out, "字\"\\\n\u{1}");
+        assert_eq!(out, "\"字\\\"\\\\\\n\\u0001\"");
+    }
+
+    #[test]
+    fn record_layout() {
+        let sources = ["P".to_string(), "S".to_string()];
+        let results = [("長針".to_string(), 0.0)];
+        let record = Record {
+            sources: &sources,
+            fluency: &[0.5, 0.25],
+            truthfulness: &[1.0, 0.125],
+            helpfulness: 0.0,
+            helpfulness_results: &results,
+            average: 0.625,
+        };
+        let mut out = String::new();
+        record.write_json(&mut out);
+        assert_eq!(
+            out,
+            "{\"fluency\": {\"P\": 0.5, \"S\": 0.25}, \"fluency_discount\": 1.0, \
+             \"truthfulness\": {\"P\": 1.0, \"S\": 0.125}, \"helpfulness\": 0.0, \
+             \"helpfulness_results\": [[\"長針\", 0.0]], \"average\": 0.625}"
+        );
+    }
+}
