@@ -76,7 +76,9 @@ impl From<TableError> for ReferenceError {
 pub struct ReferenceTables {
     tables: Vec<NgramTable>,
     baselines: Vec<f64>,
-    num_answers: Vec<usize>,
+    /// Per source: `min(1, m / N * 200)` for every document frequency m = 0..=N, the
+    /// Truthfulness of a character whose best covering 3-gram is in m of the N answers.
+    truth_ratios: Vec<Vec<f64>>,
 }
 
 /// Scratch space of one scoring thread, reused across answers.
@@ -124,7 +126,10 @@ impl ReferenceTables {
         Ok(ReferenceTables {
             tables,
             baselines,
-            num_answers: sources.iter().map(|s| s.answers.len()).collect(),
+            truth_ratios: sources
+                .iter()
+                .map(|s| truth_ratios(s.answers.len()))
+                .collect(),
         })
     }
 
@@ -134,10 +139,6 @@ impl ReferenceTables {
 
     pub fn baselines(&self) -> &[f64] {
         &self.baselines
-    }
-
-    pub fn num_answers(&self) -> &[usize] {
-        &self.num_answers
     }
 
     pub fn num_nodes(&self) -> usize {
@@ -169,7 +170,7 @@ impl ReferenceTables {
             walk.finish(
                 table,
                 chars,
-                &self.num_answers[sources.clone()],
+                &self.truth_ratios[sources.clone()],
                 kept,
                 &mut fluency[sources.clone()],
                 &mut truthfulness[sources],
@@ -233,10 +234,38 @@ fn baseline(
     sum / num_documents as f64
 }
 
-/// `1 - max(l - 100, 0) / 50`, the discount of a prefix of length l.
+fn truth_ratios(num_answers: usize) -> Vec<f64> {
+    let n = num_answers as f64;
+    (0..=num_answers)
+        .map(|m| (m as f64 / n * 200.0).min(1.0))
+        .collect()
+}
+
+/// `1 - max(l - 100, 0) / 50`, the discount of a prefix of length l (a table: a division per
+/// character would cost more than the lookups of the n-grams).
 #[inline]
 fn length_discount(l: usize) -> f64 {
-    1.0 - (l.saturating_sub(100)) as f64 / 50.0
+    DISCOUNTS[l]
+}
+
+/// Discounts are 1.0 up to this length, so a value that only grows peaks at its last length.
+const UNDISCOUNTED: usize = 100;
+
+static DISCOUNTS: [f64; TRUTH_CUT + 1] = discounts();
+
+const fn discounts() -> [f64; TRUTH_CUT + 1] {
+    let mut table = [0.0; TRUTH_CUT + 1];
+    let mut l = 0;
+    while l <= TRUTH_CUT {
+        let over = if l > UNDISCOUNTED {
+            l - UNDISCOUNTED
+        } else {
+            0
+        };
+        table[l] = 1.0 - over as f64 / 50.0;
+        l += 1;
+    }
+    table
 }
 
 /// The walk of one answer against one table. One walk serves both scores: the n-grams ending
@@ -252,6 +281,8 @@ struct Walk {
     current: [NodeCode; MAX_N + 1],
     /// How many of previous[1..] exist.
     previous_depth: usize,
+    /// Characters of the answer that Fluency walks.
+    fluency_length: usize,
     totals: [u64; MAX_SOURCES],
     best: [f64; MAX_SOURCES],
 }
@@ -264,6 +295,7 @@ impl Walk {
             previous: [ROOT; MAX_N + 1],
             current: [ROOT; MAX_N + 1],
             previous_depth: 0,
+            fluency_length: 0,
             totals: [0; MAX_SOURCES],
             best: [0.0; MAX_SOURCES],
         }
@@ -275,6 +307,7 @@ impl Walk {
         self.max_frequency
             .resize((answer_length + 2).min(TRUTH_CUT), [0; MAX_SOURCES]);
         self.previous_depth = 0;
+        self.fluency_length = answer_length.min(FLUENCY_USEFUL);
         self.totals = [0; MAX_SOURCES];
         self.best = [0.0; MAX_SOURCES];
     }
@@ -321,11 +354,15 @@ impl Walk {
                     }
                 }
             }
-            let discount = length_discount(index + 1);
-            for (s, &baseline) in baselines.iter().enumerate() {
-                let value = self.totals[s] as f64 * discount / baseline;
-                if value > self.best[s] {
-                    self.best[s] = value;
+            // Up to length 100 the value never decreases: only its last value there counts.
+            let l = index + 1;
+            if l >= UNDISCOUNTED || l == self.fluency_length {
+                let discount = length_discount(l);
+                for (s, &baseline) in baselines.iter().enumerate() {
+                    let value = self.totals[s] as f64 * discount / baseline;
+                    if value > self.best[s] {
+                        self.best[s] = value;
+                    }
                 }
             }
         }
@@ -338,12 +375,12 @@ impl Walk {
         &mut self,
         table: &NgramTable,
         chars: &[char],
-        num_answers: &[usize],
+        ratios: &[Vec<f64>],
         kept: &mut Vec<usize>,
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        let k = num_answers.len();
+        let k = ratios.len();
         fluency.copy_from_slice(&self.best[..k]);
         let t_len = self.max_frequency.len();
         let with_end = chars.len() + 2 <= TRUTH_CUT;
@@ -371,19 +408,27 @@ impl Walk {
             };
             !is_excluded(c)
         }));
-        for s in 0..k {
+        let Some(&last) = kept.last() else {
+            truthfulness.fill(0.0);
+            return;
+        };
+        for (s, ratio) in ratios.iter().enumerate() {
             let mut total = 0.0f64;
-            let mut current = 0.0f64;
             let mut best = 0.0f64;
-            let n = num_answers[s] as f64;
             for (count, &j) in kept.iter().enumerate() {
-                total += (self.max_frequency[j][s] as f64 / n * 200.0).min(1.0);
-                current = total / (count + 1) as f64 * length_discount(j);
-                if j >= 100 && current > best {
-                    best = current;
+                total += ratio[self.max_frequency[j][s] as usize];
+                // The running mean matters at j >= 100 (the best) and at the end.
+                if j >= UNDISCOUNTED || j == last {
+                    let current = total / (count + 1) as f64 * length_discount(j);
+                    if j >= UNDISCOUNTED && current > best {
+                        best = current;
+                    }
+                    if j == last && current > best {
+                        best = current;
+                    }
                 }
             }
-            truthfulness[s] = if current > best { current } else { best };
+            truthfulness[s] = best;
         }
     }
 }
