@@ -257,11 +257,7 @@ const fn discounts() -> [f64; TRUTH_CUT + 1] {
     let mut table = [0.0; TRUTH_CUT + 1];
     let mut l = 0;
     while l <= TRUTH_CUT {
-        let over = if l > UNDISCOUNTED {
-            l - UNDISCOUNTED
-        } else {
-            0
-        };
+        let over = l.saturating_sub(UNDISCOUNTED);
         table[l] = 1.0 - over as f64 / 50.0;
         l += 1;
     }
@@ -487,5 +483,93 @@ impl SeenNodes {
             }
             slot = (slot + 1) & mask;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables(answers: &[&str]) -> ReferenceTables {
+        let answers: Vec<String> = answers.iter().map(|a| a.to_string()).collect();
+        ReferenceTables::build(&[Source {
+            key: "P",
+            answers: &answers,
+        }])
+        .unwrap()
+    }
+
+    fn scores(tables: &ReferenceTables, answer: &str) -> (f64, f64) {
+        let (mut fluency, mut truthfulness) = ([0.0], [0.0]);
+        tables.score(
+            answer,
+            &mut Scratch::default(),
+            &mut fluency,
+            &mut truthfulness,
+        );
+        (fluency[0], truthfulness[0])
+    }
+
+    #[test]
+    fn baseline_is_the_mean_raw_fluency_of_the_references() {
+        // "abc": a, b, ab, c, bc, abc -> 6 at l = 3; "ab": a, b, ab -> 3.
+        assert_eq!(tables(&["abc"]).baselines(), &[6.0]);
+        // With both: a, b, ab are in 2 answers: (9 + 6) / 2.
+        assert_eq!(tables(&["abc", "ab"]).baselines(), &[7.5]);
+    }
+
+    #[test]
+    fn a_reference_scores_one_against_itself_alone() {
+        assert_eq!(scores(&tables(&["abc"]), "abc"), (1.0, 1.0));
+    }
+
+    #[test]
+    fn markers_take_part_only_in_truthfulness_grams_of_their_own() {
+        // "^ab" and "ab$" are not in the table: no 3-gram covers anything.
+        assert_eq!(scores(&tables(&["ab"]), "ab"), (1.0, 0.0));
+        // A literal ^ in the references is an ordinary character for the tables.
+        assert_eq!(scores(&tables(&["^ab"]), "ab").1, 1.0);
+    }
+
+    #[test]
+    fn repeated_substrings_count_once_per_answer() {
+        let table = tables(&["ab"]);
+        // "abab": a, b, ab counted once; "ba", "aba", "bab", "abab" are absent.
+        assert_eq!(scores(&table, "abab").0, 1.0);
+    }
+
+    #[test]
+    fn long_answers_keep_their_best_prefix() {
+        let table = tables(&["aaa"]);
+        let (fluency, truthfulness) = scores(&table, &"a".repeat(120));
+        assert_eq!(fluency, 1.0);
+        assert_eq!(truthfulness, 1.0);
+        assert_eq!(scores(&table, ""), (0.0, 0.0));
+    }
+
+    #[test]
+    fn punctuation_carries_no_truthfulness() {
+        // t = "^abc。$": only a, b, c are counted, all covered by "abc".
+        assert_eq!(scores(&tables(&["abc"]), "abc。").1, 1.0);
+        // "x" is kept but covered by nothing: 3 of 4 characters.
+        assert_eq!(scores(&tables(&["abc"]), "abcx").1, 0.75);
+    }
+
+    #[test]
+    fn empty_sources_are_refused() {
+        let empty: Vec<String> = Vec::new();
+        let error = ReferenceTables::build(&[Source {
+            key: "P",
+            answers: &empty,
+        }])
+        .err();
+        assert_eq!(error, Some(ReferenceError::EmptySource("P".to_string())));
+        let blank = vec![String::new()];
+        let error = ReferenceTables::build(&[Source {
+            key: "S",
+            answers: &blank,
+        }])
+        .err();
+        assert_eq!(error, Some(ReferenceError::ZeroBaseline("S".to_string())));
     }
 }
