@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RESULT_DIR
 
+from conftest import RESULT_DIR
 from pfgen_fast import QuestionScorer, ReferenceData
 
 

@@ -1,0 +1,40 @@
+"""Type stubs of the compiled core (rust/pfgen-python)."""
+
+import numpy as np
+import numpy.typing as npt
+
+# A keyword rule as nested tuples: ("literal", name, pattern), ("external", name, column),
+# ("and" | "or", name or None, [rules]).
+Rule = tuple[object, ...]
+
+class QuestionScorer:
+    def __init__(
+        self,
+        sources: list[tuple[str, list[str]]],
+        rules: list[tuple[Rule, float]],
+        num_external: int,
+    ) -> None: ...
+    def score(
+        self,
+        answers: list[str],
+        external: npt.NDArray[np.uint32] | None = None,
+        with_results: bool = False,
+    ) -> tuple[
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        list[list[tuple[str, float]]] | None,
+    ]: ...
+    def score_json(
+        self, answers: list[str], external: npt.NDArray[np.uint32] | None = None
+    ) -> list[bytes]: ...
+    def trigram_coverage(self, text: str) -> list[int]: ...
+    @property
+    def baselines(self) -> list[float]: ...
+    @property
+    def num_nodes(self) -> int: ...
+    @property
+    def memory_bytes(self) -> int: ...
+
+def py_round(x: float, digits: int) -> float: ...
