@@ -19,7 +19,7 @@ import numpy as np
 
 from pfgen_fast import _core
 from pfgen_fast.data import Question, load_questions, metadata_hash
-from pfgen_fast.errors import DataError
+from pfgen_fast.errors import DataError, InputError
 
 # Helpfulness looks at the first 200 characters; an absent keyword has the value 9999.
 HELPFULNESS_CUT = 200
@@ -107,20 +107,20 @@ class QuestionScorer:
                     ends[row, column] = match.end()
         return ends
 
+    def _score(self, answers: list[str], with_results: bool) -> tuple[Any, ...]:
+        try:
+            return self._core.score(answers, self._regex_match_ends(answers), with_results)
+        except ValueError as error:  # text the core cannot take, e.g. a lone surrogate
+            raise InputError(str(error)) from None
+
     def score_arrays(self, answers: Sequence[str]) -> ScoreArrays:
         """Scores as numpy arrays, without building a record per answer."""
-        answers = list(answers)
-        fluency, truthfulness, helpfulness, average, _ = self._core.score(
-            answers, self._regex_match_ends(answers), False
-        )
+        fluency, truthfulness, helpfulness, average, _ = self._score(list(answers), False)
         return ScoreArrays(self.sources, fluency, truthfulness, helpfulness, average)
 
     def score(self, answers: Sequence[str]) -> list[dict[str, Any]]:
         """The per-answer records of the benchmark (spec §6), key order included."""
-        answers = list(answers)
-        fluency, truthfulness, helpfulness, average, results = self._core.score(
-            answers, self._regex_match_ends(answers), True
-        )
+        fluency, truthfulness, helpfulness, average, results = self._score(list(answers), True)
         sources = self.sources
         return [
             {
@@ -145,7 +145,10 @@ class QuestionScorer:
         """The per-answer records as JSON text, laid out as `json.dumps(record,
         ensure_ascii=False)` would write them (no dict is built per answer)."""
         answers = list(answers)
-        return self._core.score_json(answers, self._regex_match_ends(answers))
+        try:
+            return self._core.score_json(answers, self._regex_match_ends(answers))
+        except ValueError as error:
+            raise InputError(str(error)) from None
 
     def trigram_df(self, text: str) -> list[int]:
         """Per character of `text`: the largest document frequency, summed over the sources, of
@@ -172,5 +175,6 @@ def build_scorers(
     questions = list(questions)
     workers = threads or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        scorers = pool.map(lambda q: QuestionScorer(q, sources), questions)
-        return {q.question_id: scorer for q, scorer in zip(questions, scorers, strict=True)}
+        scorers = list(pool.map(lambda q: QuestionScorer(q, sources), questions))
+    _core.release_free_memory()
+    return {q.question_id: scorer for q, scorer in zip(questions, scorers, strict=True)}

@@ -2,15 +2,49 @@
 //! work runs with the GIL released.
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
-
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use pfgen_core::helpfulness::{Pattern, Rule, WeightedRule};
 use pfgen_core::reference::Source;
+
+/// Copies Python strings into Rust. `encode_utf8` makes a temporary bytes object instead of
+/// the UTF-8 copy that `str` extraction would cache inside every string for its lifetime.
+fn utf8_strings(strings: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
+    let mut copies = Vec::with_capacity(strings.len().unwrap_or(0));
+    for (index, item) in strings.try_iter()?.enumerate() {
+        let item = item?;
+        let text = item
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err(format!("{what} {index} is not a string")))?;
+        let bytes = text.encode_utf8().map_err(|_| {
+            PyValueError::new_err(format!(
+                "{what} {index} is not valid Unicode text (it holds a lone surrogate)"
+            ))
+        })?;
+        // Valid UTF-8 by construction.
+        copies.push(String::from_utf8_lossy(bytes.as_bytes()).into_owned());
+    }
+    Ok(copies)
+}
+
+/// Table building frees large scratch buffers, which glibc keeps mapped (its mmap threshold
+/// grows after such frees): after building many tables, hand them back so that only the tables
+/// stay resident. (Not after each table: the next build reuses them.)
+#[pyfunction]
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+        }
+        // SAFETY: malloc_trim only returns unused heap pages to the kernel.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
 
 /// Rules arrive as nested tuples: ("literal", name, pattern), ("external", name, index),
 /// ("and" | "or", name or None, [rules]).
@@ -86,10 +120,14 @@ impl QuestionScorer {
     #[new]
     fn new(
         py: Python<'_>,
-        sources: Vec<(String, Vec<String>)>,
+        sources: Vec<(String, Bound<'_, PyAny>)>,
         rules: Vec<(Bound<'_, PyAny>, f64)>,
         num_external: usize,
     ) -> PyResult<Self> {
+        let sources = sources
+            .into_iter()
+            .map(|(key, answers)| Ok((key, utf8_strings(&answers, "reference answer")?)))
+            .collect::<PyResult<Vec<_>>>()?;
         let rules = rules
             .iter()
             .map(|(rule, factor)| {
@@ -120,7 +158,7 @@ impl QuestionScorer {
     fn score<'py>(
         &self,
         py: Python<'py>,
-        answers: Vec<String>,
+        answers: Bound<'py, PyAny>,
         external: Option<PyReadonlyArray2<'py, u32>>,
         with_results: bool,
     ) -> PyResult<(
@@ -130,6 +168,7 @@ impl QuestionScorer {
         Bound<'py, PyArray1<f64>>,
         Option<Vec<Vec<(String, f64)>>>,
     )> {
+        let answers = utf8_strings(&answers, "answer")?;
         let n = answers.len();
         let external_values = self.external_values(n, external)?;
         let batch = py.detach(|| {
@@ -155,9 +194,10 @@ impl QuestionScorer {
     fn score_json<'py>(
         &self,
         py: Python<'py>,
-        answers: Vec<String>,
+        answers: Bound<'py, PyAny>,
         external: Option<PyReadonlyArray2<'py, u32>>,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let answers = utf8_strings(&answers, "answer")?;
         let external_values = self.external_values(answers.len(), external)?;
         let records = py.detach(|| {
             let batch = self.inner.score_batch(&answers, &external_values, true);
@@ -206,5 +246,6 @@ fn py_round(x: f64, digits: u32) -> PyResult<f64> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<QuestionScorer>()?;
     m.add_function(wrap_pyfunction!(py_round, m)?)?;
+    m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
     Ok(())
 }

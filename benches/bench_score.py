@@ -1,0 +1,235 @@
+"""Speed of pfgen_fast against the from-spec Python reference scorer (`tests/reference_scorer.py`).
+
+    python benches/bench_score.py
+
+Prints, for the same answers in the same run (published trial answers of 80-120 characters,
+repeated to 200,000 lines): the table build time of all 50 questions on one core, the scoring
+throughput on one core through `QuestionScorer.score_arrays` and through
+`python -m pfgen_fast score`, the resident memory of all 50 questions' tables, the reference
+scorer's figures and the ratios. pfgen_fast is measured in fresh subprocesses pinned to one CPU
+with `RAYON_NUM_THREADS=1`. Needs the pfgen-bench checkout (`$PFGEN_BENCH_DIR`, else
+`../shared/pfgen-bench` beside the project).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+NUM_ANSWERS = 200_000
+MIN_LENGTH, MAX_LENGTH = 80, 120
+# Answers the reference scores per question (it needs about 3 ms per answer).
+REFERENCE_ANSWERS_PER_QUESTION = 40
+# The issue's targets.
+TARGET_BUILD_SECONDS = 2.0
+TARGET_BULK_PER_SECOND = 150_000
+TARGET_CLI_PER_SECOND = 50_000
+TARGET_TABLE_MB = 400
+
+
+def bench_dir() -> Path:
+    env = os.environ.get("PFGEN_BENCH_DIR")
+    return Path(env) if env else ROOT.parent / "shared" / "pfgen-bench"
+
+
+def pin_to_one_cpu() -> None:
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def resident_bytes(field: str) -> int:
+    """`VmRSS` (now) or `VmHWM` (peak) of this process, from /proc."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def published_answers(result_dir: Path) -> list[dict[str, str]]:
+    """(question, answer) of every published trial whose answer has 80-120 characters."""
+    chosen = []
+    for trials in sorted(result_dir.glob("**/trials.jsonl.xz")):
+        with lzma.open(trials, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                trial = json.loads(line)
+                if MIN_LENGTH <= len(trial["answer"]) <= MAX_LENGTH:
+                    chosen.append({"question": trial["question"], "answer": trial["answer"]})
+    return chosen
+
+
+def read_answers(path: Path) -> dict[str, list[str]]:
+    """The benchmark's answers grouped by question text."""
+    grouped: dict[str, list[str]] = defaultdict(list)
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            grouped[record["question"]].append(record["answer"])
+    return grouped
+
+
+def child_build(data_dir: Path) -> dict[str, Any]:
+    """Fresh process, one CPU: time to build all 50 questions' tables, and their memory."""
+    from pfgen_fast import ReferenceData, build_scorers
+
+    references = ReferenceData.load(data_dir)
+    before = resident_bytes("VmRSS")
+    start = time.perf_counter()
+    scorers = build_scorers(references.questions.values(), threads=1)
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "rss_growth": resident_bytes("VmRSS") - before,
+        "peak_growth": resident_bytes("VmHWM") - before,
+        "table_bytes": sum(scorer.table_bytes for scorer in scorers.values()),
+    }
+
+
+def child_bulk(data_dir: Path, answers_path: Path) -> dict[str, Any]:
+    """Fresh process, one CPU: answers per second through `score_arrays`, one call per question."""
+    from pfgen_fast import ReferenceData, build_scorers
+
+    references = ReferenceData.load(data_dir)
+    grouped = read_answers(answers_path)
+    scorers = build_scorers(references.questions.values(), threads=1)
+    by_question = [(scorers[references.by_text(q).question_id], a) for q, a in grouped.items()]
+    start = time.perf_counter()
+    for scorer, answers in by_question:
+        scorer.score_arrays(answers)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "answers": sum(len(answers) for _, answers in by_question)}
+
+
+def run_child(mode: str, *paths: Path) -> dict[str, Any]:
+    env = {**os.environ, "RAYON_NUM_THREADS": "1"}
+    command = [sys.executable, __file__, "--child", mode, *map(str, paths)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def time_cli(data_dir: Path, answers_path: Path, output_path: Path, one_cpu: bool) -> float:
+    """Wall time of `python -m pfgen_fast score` on the answers file (tables built inside)."""
+    env = {**os.environ, "RAYON_NUM_THREADS": "1"} if one_cpu else dict(os.environ)
+    command = [sys.executable, "-m", "pfgen_fast", "score", "--data", str(data_dir)]
+    with output_path.open("wb") as output:
+        start = time.perf_counter()
+        subprocess.run(
+            [*command, str(answers_path)],
+            stdout=output,
+            env=env,
+            check=True,
+            preexec_fn=pin_to_one_cpu if one_cpu else None,
+        )
+        seconds = time.perf_counter() - start
+    with output_path.open("rb") as lines:
+        written = sum(1 for _ in lines)
+    if written != NUM_ANSWERS:
+        raise RuntimeError(f"score wrote {written} lines for {NUM_ANSWERS} answers")
+    return seconds
+
+
+def reference_figures(data_dir: Path, answers_path: Path) -> dict[str, float]:
+    """The reference scorer, one question at a time (its tables take ~100 MB per question):
+    total build time of all tables, and scoring speed on a sample of each question's answers."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pfgen_fast.data import load_questions
+    from reference_scorer import ReferenceScorer
+
+    grouped = read_answers(answers_path)
+    build_seconds = score_seconds = 0.0
+    scored = 0
+    for question in load_questions(data_dir).values():
+        start = time.perf_counter()
+        scorer = ReferenceScorer.build(question)
+        build_seconds += time.perf_counter() - start
+        sample = grouped.get(question.question, [])[:REFERENCE_ANSWERS_PER_QUESTION]
+        start = time.perf_counter()
+        for answer in sample:
+            scorer.score_record(answer)
+        score_seconds += time.perf_counter() - start
+        scored += len(sample)
+        del scorer  # before the next build: one question's tables in memory at a time
+    return {"build_seconds": build_seconds, "per_second": scored / score_seconds}
+
+
+def report(name: str, value: str, target: str = "", ratio: str = "") -> None:
+    print(f"{name:<48} {value:>12}   {target:<12} {ratio}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        pin_to_one_cpu()
+        mode, *paths = args.child
+        figures = child_build(Path(paths[0])) if mode == "build" else child_bulk(*map(Path, paths))
+        print(json.dumps(figures))
+        return 0
+
+    data_dir = bench_dir() / "data"
+    with tempfile.TemporaryDirectory() as work:
+        answers_path = Path(work) / "answers.jsonl"
+        chosen = published_answers(bench_dir() / "result")
+        mean_length = sum(len(c["answer"]) for c in chosen) / len(chosen)
+        with answers_path.open("w", encoding="utf-8") as out:
+            for index in range(NUM_ANSWERS):
+                out.write(json.dumps(chosen[index % len(chosen)], ensure_ascii=False) + "\n")
+        print(
+            f"{NUM_ANSWERS} answers: {len(chosen)} published trial answers of "
+            f"{MIN_LENGTH}-{MAX_LENGTH} characters (mean {mean_length:.1f}), repeated"
+        )
+        print(f"cpus available: {len(os.sched_getaffinity(0))}")
+        build = run_child("build", data_dir)
+        bulk = run_child("bulk", data_dir, answers_path)
+        bulk_rate = bulk["answers"] / bulk["seconds"]
+        output_path = Path(work) / "scored.jsonl"
+        cli_one = NUM_ANSWERS / time_cli(data_dir, answers_path, output_path, one_cpu=True)
+        cli_all = NUM_ANSWERS / time_cli(data_dir, answers_path, output_path, one_cpu=False)
+        reference = reference_figures(data_dir, answers_path)
+
+    ref_build, ref_rate = reference["build_seconds"], reference["per_second"]
+    print()
+    report("figure", "pfgen_fast", "target", "vs reference")
+    report(
+        "tables, 50 questions, 1 core (s)",
+        f"{build['seconds']:.2f}",
+        f"<= {TARGET_BUILD_SECONDS}",
+        f"{ref_build / build['seconds']:.0f}x faster",
+    )
+    report(
+        "score_arrays, 1 core (answers/s)",
+        f"{bulk_rate:,.0f}",
+        f">= {TARGET_BULK_PER_SECOND:,}",
+        f"{bulk_rate / ref_rate:.0f}x faster",
+    )
+    report(
+        "score CLI, 1 core, incl. tables (answers/s)",
+        f"{cli_one:,.0f}",
+        f">= {TARGET_CLI_PER_SECOND:,}",
+        f"{cli_one / ref_rate:.0f}x faster",
+    )
+    report("score CLI, all cores, incl. tables (answers/s)", f"{cli_all:,.0f}", "", "")
+    report(
+        "tables, 50 questions: RSS growth (MB)",
+        f"{build['rss_growth'] / 1e6:.0f}",
+        f"<= {TARGET_TABLE_MB}",
+    )
+    report("tables, 50 questions: peak RSS growth (MB)", f"{build['peak_growth'] / 1e6:.0f}")
+    report("tables, 50 questions: table_bytes (MB)", f"{build['table_bytes'] / 1e6:.0f}")
+    print()
+    report("reference: tables, 50 questions (s)", f"{ref_build:.1f}")
+    report("reference: scoring (answers/s)", f"{ref_rate:,.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
