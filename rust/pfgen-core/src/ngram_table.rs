@@ -70,14 +70,11 @@ impl NgramTable {
 
     #[inline]
     fn home_slot(&self, key: u64) -> usize {
-        ((mix(key) as u128 * self.slots.len() as u128) >> 64) as usize
-    }
-
-    /// Starts loading the slot where `parent + c` would be, so that several independent
-    /// lookups overlap their cache misses.
-    #[inline]
-    pub fn prefetch_child(&self, parent: NodeCode, c: char) {
-        prefetch(&self.slots[self.home_slot(node_key(parent, c))]);
+        // Fibonacci hashing: the high bits of key * 2^64/phi, scaled to the capacity. One
+        // multiplication less than `mix` matters here: scoring probes the table ~1000 times
+        // per answer.
+        let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        ((spread as u128 * self.slots.len() as u128) >> 64) as usize
     }
 
     /// The node of n-gram `parent + c`, if any reference answer contains it.
@@ -105,6 +102,13 @@ impl NgramTable {
     #[inline]
     pub fn frequencies(&self, node: NodeCode) -> &[u16] {
         &self.slots[node as usize - 1].frequencies[..self.num_sources]
+    }
+
+    /// Document frequencies of a node in all MAX_SOURCES lanes (unused lanes hold 0), for
+    /// branch-free sums.
+    #[inline]
+    pub fn frequency_lanes(&self, node: NodeCode) -> &[u16; MAX_SOURCES] {
+        &self.slots[node as usize - 1].frequencies
     }
 
     /// The node of a whole n-gram (1..=MAX_N characters), if present.

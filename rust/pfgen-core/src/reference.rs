@@ -320,10 +320,6 @@ impl Walk {
         // y[l-n..l] can be in the table only if its prefix y[l-n..l-1] (previous[n-1]) is, and
         // y[l-n-1..l] only if its suffix y[l-n..l] is: extend upwards, stop at the first miss.
         let candidates = self.candidates(index);
-        // The probes of one position are independent: start loading all their slots first.
-        for &parent in &self.previous[..candidates] {
-            table.prefetch_child(parent, c);
-        }
         let mut depth = 0;
         for n in 1..=candidates {
             match table.child(self.previous[n - 1], c) {
@@ -345,7 +341,9 @@ impl Walk {
             // Counted after all probes of the position, which keeps the probes independent.
             for &node in &self.current[1..=depth] {
                 if self.seen.insert(node) {
-                    for (total, &frequency) in self.totals.iter_mut().zip(table.frequencies(node)) {
+                    for (total, &frequency) in
+                        self.totals.iter_mut().zip(table.frequency_lanes(node))
+                    {
                         *total += frequency as u64;
                     }
                 }
