@@ -19,16 +19,15 @@ class QuestionScorer:
         answers: list[str],
         external: npt.NDArray[np.uint32] | None = None,
         with_results: bool = False,
+        with_json: bool = False,
     ) -> tuple[
         npt.NDArray[np.float64],
         npt.NDArray[np.float64],
         npt.NDArray[np.float64],
         npt.NDArray[np.float64],
         list[list[tuple[str, float]]] | None,
+        list[bytes] | None,
     ]: ...
-    def score_json(
-        self, answers: list[str], external: npt.NDArray[np.uint32] | None = None
-    ) -> list[bytes]: ...
     def trigram_coverage(self, text: str) -> list[int]: ...
     @property
     def baselines(self) -> list[float]: ...

@@ -31,13 +31,14 @@ REGEX_SPECIAL = re.compile(r"[.^$*+?{}\[\]\\|()]")
 @dataclass(frozen=True)
 class ScoreArrays:
     """Scores of a batch, rounded as in the per-answer record; columns of the 2-D arrays follow
-    `QuestionScorer.sources`."""
+    `QuestionScorer.sources`. `records_json`: the per-answer records as JSON text, if asked."""
 
     sources: list[str]
     fluency: np.ndarray
     truthfulness: np.ndarray
     helpfulness: np.ndarray
     average: np.ndarray
+    records_json: list[bytes] | None = None
 
 
 class ReferenceData:
@@ -107,20 +108,27 @@ class QuestionScorer:
                     ends[row, column] = match.end()
         return ends
 
-    def _score(self, answers: list[str], with_results: bool) -> tuple[Any, ...]:
+    def _score(self, answers: list[str], with_results: bool, with_json: bool) -> tuple[Any, ...]:
         try:
-            return self._core.score(answers, self._regex_match_ends(answers), with_results)
+            return self._core.score(
+                answers, self._regex_match_ends(answers), with_results, with_json
+            )
         except ValueError as error:  # text the core cannot take, e.g. a lone surrogate
             raise InputError(str(error)) from None
 
-    def score_arrays(self, answers: Sequence[str]) -> ScoreArrays:
-        """Scores as numpy arrays, without building a record per answer."""
-        fluency, truthfulness, helpfulness, average, _ = self._score(list(answers), False)
-        return ScoreArrays(self.sources, fluency, truthfulness, helpfulness, average)
+    def score_arrays(self, answers: Sequence[str], with_json: bool = False) -> ScoreArrays:
+        """Scores as numpy arrays, without building a record per answer; with `with_json`,
+        also each record as JSON text (`json.dumps(record, ensure_ascii=False)` layout)."""
+        fluency, truthfulness, helpfulness, average, _, records = self._score(
+            list(answers), False, with_json
+        )
+        return ScoreArrays(self.sources, fluency, truthfulness, helpfulness, average, records)
 
     def score(self, answers: Sequence[str]) -> list[dict[str, Any]]:
         """The per-answer records of the benchmark (spec §6), key order included."""
-        fluency, truthfulness, helpfulness, average, results = self._score(list(answers), True)
+        fluency, truthfulness, helpfulness, average, results, _ = self._score(
+            list(answers), True, False
+        )
         sources = self.sources
         return [
             {
@@ -142,13 +150,10 @@ class QuestionScorer:
         ]
 
     def score_json(self, answers: Sequence[str]) -> list[bytes]:
-        """The per-answer records as JSON text, laid out as `json.dumps(record,
-        ensure_ascii=False)` would write them (no dict is built per answer)."""
-        answers = list(answers)
-        try:
-            return self._core.score_json(answers, self._regex_match_ends(answers))
-        except ValueError as error:
-            raise InputError(str(error)) from None
+        """The per-answer records as JSON text (no dict is built per answer)."""
+        records = self.score_arrays(answers, with_json=True).records_json
+        assert records is not None
+        return records
 
     def trigram_df(self, text: str) -> list[int]:
         """Per character of `text`: the largest document frequency, summed over the sources, of
@@ -166,6 +171,11 @@ class QuestionScorer:
         return self._core.memory_bytes
 
 
+def release_free_memory() -> None:
+    """Returns the scratch memory of table building to the OS (call after building many)."""
+    _core.release_free_memory()
+
+
 def build_scorers(
     questions: Iterable[Question],
     sources: Sequence[str] | None = None,
@@ -176,5 +186,5 @@ def build_scorers(
     workers = threads or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         scorers = list(pool.map(lambda q: QuestionScorer(q, sources), questions))
-    _core.release_free_memory()
+    release_free_memory()
     return {q.question_id: scorer for q, scorer in zip(questions, scorers, strict=True)}

@@ -12,6 +12,7 @@ import orjson
 from pfgen_fast.data import resolve_data_dir
 from pfgen_fast.errors import InputError
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
+from pfgen_fast.trials import parse_answer_line
 
 # Lines are scored in blocks: memory stays bounded and output starts before the input ends.
 BLOCK_LINES = 200_000
@@ -25,26 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="report unusable lines on stderr and go on (they are not written out)",
     )
-
-
-def parse_line(raw: bytes, where: str) -> dict[str, Any]:
-    """One input object; errors name the line and the field."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{where}: invalid UTF-8 at byte {error.start}") from None
-    try:
-        record = orjson.loads(text)
-    except orjson.JSONDecodeError as error:
-        raise InputError(f"{where}: invalid JSON: {error.msg} (column {error.colno})") from None
-    if not isinstance(record, dict):
-        raise InputError(f"{where}: expected a JSON object")
-    for field in ("question", "answer"):
-        if field not in record:
-            raise InputError(f"{where}: missing field '{field}'")
-        if not isinstance(record[field], str):
-            raise InputError(f"{where}: field '{field}' must be a string")
-    return record
 
 
 class BlockScorer:
@@ -88,7 +69,7 @@ def score_stream(
             continue
         where = f"{name}:{number}"
         try:
-            record = parse_line(raw, where)
+            record = parse_answer_line(raw, where)
             try:
                 known.by_text(record["question"])
             except KeyError:

@@ -152,8 +152,9 @@ impl QuestionScorer {
 
     /// Scores answers. `external`: (len(answers), num_external) uint32 match ends (9999 when
     /// absent). Returns (fluency (n, K), truthfulness (n, K), helpfulness (n,), average (n,),
-    /// helpfulness_results or None), rounded as in the per-answer record.
-    #[pyo3(signature = (answers, external=None, with_results=false))]
+    /// helpfulness_results or None, records as UTF-8 JSON text or None), rounded as in the
+    /// per-answer record.
+    #[pyo3(signature = (answers, external=None, with_results=false, with_json=false))]
     #[allow(clippy::type_complexity)]
     fn score<'py>(
         &self,
@@ -161,21 +162,36 @@ impl QuestionScorer {
         answers: Bound<'py, PyAny>,
         external: Option<PyReadonlyArray2<'py, u32>>,
         with_results: bool,
+        with_json: bool,
     ) -> PyResult<(
         Bound<'py, PyAny>,
         Bound<'py, PyAny>,
         Bound<'py, PyArray1<f64>>,
         Bound<'py, PyArray1<f64>>,
         Option<Vec<Vec<(String, f64)>>>,
+        Option<Vec<Bound<'py, PyBytes>>>,
     )> {
         let answers = utf8_strings(&answers, "answer")?;
         let n = answers.len();
         let external_values = self.external_values(n, external)?;
-        let batch = py.detach(|| {
-            self.inner
-                .score_batch(&answers, &external_values, with_results)
+        let (batch, records) = py.detach(|| {
+            let batch =
+                self.inner
+                    .score_batch(&answers, &external_values, with_results || with_json);
+            let records = with_json.then(|| {
+                (0..n)
+                    .map(|i| batch.record_json(i, &self.sources))
+                    .collect::<Vec<_>>()
+            });
+            (batch, records)
         });
         let k = batch.num_sources;
+        let records = records.map(|records| {
+            records
+                .iter()
+                .map(|record| PyBytes::new(py, record.as_bytes()))
+                .collect()
+        });
         Ok((
             PyArray1::from_vec(py, batch.fluency)
                 .reshape([n, k])?
@@ -185,30 +201,13 @@ impl QuestionScorer {
                 .into_any(),
             PyArray1::from_vec(py, batch.helpfulness),
             PyArray1::from_vec(py, batch.average),
-            batch.helpfulness_results,
+            if with_results {
+                batch.helpfulness_results
+            } else {
+                None
+            },
+            records,
         ))
-    }
-
-    /// Scores answers and returns each record as UTF-8 JSON text (`json.dumps` layout).
-    #[pyo3(signature = (answers, external=None))]
-    fn score_json<'py>(
-        &self,
-        py: Python<'py>,
-        answers: Bound<'py, PyAny>,
-        external: Option<PyReadonlyArray2<'py, u32>>,
-    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        let answers = utf8_strings(&answers, "answer")?;
-        let external_values = self.external_values(answers.len(), external)?;
-        let records = py.detach(|| {
-            let batch = self.inner.score_batch(&answers, &external_values, true);
-            (0..answers.len())
-                .map(|i| batch.record_json(i, &self.sources))
-                .collect::<Vec<_>>()
-        });
-        Ok(records
-            .iter()
-            .map(|record| PyBytes::new(py, record.as_bytes()))
-            .collect())
     }
 
     /// Per character of `text`: the largest summed-over-sources document frequency of the

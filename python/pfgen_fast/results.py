@@ -1,0 +1,153 @@
+"""result.json of a run (scoring spec §7), from the scored answers of each question."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from pfgen_fast.scorer import ScoreArrays
+
+SAMPLE_RANKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True)
+class ScoredQuestion:
+    """The answers of one question in file order, their scores, and the full records of the
+    sampled answers (index in file order -> per-answer record)."""
+
+    question: str
+    answers: list[dict[str, Any]]
+    scores: ScoreArrays
+    sample_records: dict[int, dict[str, Any]]
+
+
+def mean_std(values: Any, digits: int) -> tuple[float, float]:
+    """(mean, population standard deviation), each rounded with Python's round."""
+    array = np.asarray(values, dtype=np.float64)
+    return round(float(array.mean()), digits), round(float(array.std()), digits)
+
+
+def sample_indices(averages: np.ndarray) -> list[int]:
+    """File-order indices of the answers shown as samples: ranks 0, .25, .5, .75, 1 of the
+    answers sorted by average, best first (stable), without repeats."""
+    order = sorted(range(len(averages)), key=lambda i: averages[i], reverse=True)
+    picked: list[int] = []
+    for rank in SAMPLE_RANKS:
+        index = order[round(rank * (len(order) - 1))]
+        if index not in picked:
+            picked.append(index)
+    return picked
+
+
+def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
+    arrays = scored.scores
+    lengths = [float(len(answer["answer"])) for answer in scored.answers]
+    score, score_std = mean_std(arrays.average, 4)
+    length, length_std = mean_std(lengths, 1)
+    samples = []
+    for index in sample_indices(arrays.average):
+        sample = {k: v for k, v in scored.answers[index].items() if k not in ("question", "scores")}
+        sample["scores"] = scored.sample_records[index]
+        samples.append(sample)
+    return {
+        "question": scored.question,
+        "score": score,
+        "score_std": score_std,
+        "length": length,
+        "length_std": length_std,
+        "scores": {
+            "fluency": {
+                source: round(float(np.mean(arrays.fluency[:, column])), 5)
+                for column, source in enumerate(arrays.sources)
+            },
+            "truthfulness": {
+                source: round(float(np.mean(arrays.truthfulness[:, column])), 5)
+                for column, source in enumerate(arrays.sources)
+            },
+            "helpfulness": round(float(np.mean(arrays.helpfulness)), 5),
+            "average": round(float(np.mean(arrays.average)), 5),
+        },
+        "samples": samples,
+    }
+
+
+def build_result(
+    scored: dict[str, ScoredQuestion],
+    input_hash: str,
+    metadata_hash: str,
+    config: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The result.json object; `scored` is keyed by question id."""
+    question_ids = sorted(scored)
+    questions = {qid: question_summary(scored[qid]) for qid in question_ids}
+    num_trials = min(len(scored[qid].answers) for qid in question_ids)
+    trial_scores = [
+        float(np.mean([scored[qid].scores.average[t] for qid in question_ids]))
+        for t in range(num_trials)
+    ]
+    lengths = [float(len(a["answer"])) for qid in question_ids for a in scored[qid].answers]
+    score, score_std = mean_std(trial_scores, 4)
+    length, length_std = mean_std(lengths, 1)
+    # Accumulated question by question, rounding at every step, as the benchmark does.
+    overall: dict[str, Any] = {"fluency": {}, "truthfulness": {}, "helpfulness": 0, "average": 0}
+    count = len(question_ids)
+    for qid in question_ids:
+        summary = questions[qid]["scores"]
+        for measure in ("fluency", "truthfulness"):
+            for source, value in summary[measure].items():
+                overall[measure][source] = round(overall[measure].get(source, 0) + value / count, 5)
+        for measure in ("helpfulness", "average"):
+            overall[measure] = round(overall[measure] + summary[measure] / count, 5)
+    result: dict[str, Any] = {"input_hash": input_hash, "metadata_hash": metadata_hash}
+    if config is not None:
+        result["config"] = config
+    result.update(
+        num_trials=num_trials,
+        score=score,
+        score_std=score_std,
+        length=length,
+        length_std=length_std,
+        scores=overall,
+        questions=questions,
+    )
+    return result
+
+
+def result_json(result: dict[str, Any]) -> bytes:
+    """The benchmark's layout, `json.dumps(result, ensure_ascii=False, indent=2)`, written by
+    orjson (ten times faster), whose only difference, exponent notation (5e-6 for Python's
+    5e-06), is mended by passing those floats in Python's own spelling."""
+    return orjson.dumps(python_floats(result), option=orjson.OPT_INDENT_2)
+
+
+def python_floats(value: Any) -> Any:
+    """`value` with every float that Python writes in exponent notation as a JSON fragment."""
+    if isinstance(value, float):
+        if value != 0.0 and not 1e-4 <= abs(value) < 1e16:
+            return orjson.Fragment(repr(value))
+        return value
+    if isinstance(value, dict):
+        return {key: python_floats(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [python_floats(item) for item in value]
+    return value
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Writes through a temporary file in the same directory, then renames it into place:
+    readers see the old file or the new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

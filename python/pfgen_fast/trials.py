@@ -1,0 +1,81 @@
+"""Finding and reading trials files (`trials.jsonl` or `trials.jsonl.xz`)."""
+
+from __future__ import annotations
+
+import glob
+import lzma
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pfgen_fast.errors import InputError
+
+TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
+
+
+def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
+    """Files named by paths or glob patterns (`**` included), in order, without duplicates;
+    also the patterns that matched nothing."""
+    found: dict[Path, None] = {}
+    unmatched: list[str] = []
+    for pattern in patterns:
+        if glob.has_magic(pattern):
+            matches = sorted(Path(p) for p in glob.glob(pattern, recursive=True))
+        else:
+            matches = [Path(pattern)] if Path(pattern).exists() else []
+        if not matches:
+            unmatched.append(pattern)
+        found.update(dict.fromkeys(matches))
+    return list(found), unmatched
+
+
+@dataclass(frozen=True)
+class Trials:
+    """The answers of one trials file and the line number of each."""
+
+    path: Path
+    records: list[dict[str, Any]]
+    line_numbers: list[int]
+
+
+def read_trials(path: Path, raw: bytes) -> Trials:
+    """Parses and checks every line of a trials file's bytes (decompressed if .xz); errors
+    name the file, the line and the field."""
+    text = raw
+    if path.name.endswith(".xz"):
+        try:
+            text = lzma.decompress(raw)
+        except lzma.LZMAError as error:
+            raise InputError(f"{path}: not a valid .xz file: {error}") from None
+    records = []
+    line_numbers = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        records.append(parse_answer_line(line, f"{path}:{number}"))
+        line_numbers.append(number)
+    if not records:
+        raise InputError(f"{path}: no answers (the file is empty)")
+    return Trials(path, records, line_numbers)
+
+
+def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
+    """One JSON object with string fields `question` and `answer`."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{where}: invalid UTF-8 at byte {error.start}") from None
+    try:
+        record = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        raise InputError(f"{where}: invalid JSON: {error.msg} (column {error.colno})") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    for field in ("question", "answer"):
+        if field not in record:
+            raise InputError(f"{where}: missing field '{field}'")
+        if not isinstance(record[field], str):
+            raise InputError(f"{where}: field '{field}' must be a string")
+    return record
