@@ -43,6 +43,8 @@ class Trials:
 def read_trials(path: Path, raw: bytes) -> Trials:
     """Parses and checks every line of a trials file's bytes (decompressed if .xz); errors
     name the file, the line and the field."""
+    if not raw:
+        raise InputError(f"{path}: no answers (the file is empty)")
     text = raw
     if path.name.endswith(".xz"):
         try:

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -86,11 +87,11 @@ def print_table(console: Console, rows: list[dict[str, Any]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     patterns = args.paths or [DEFAULT_PATTERN]
     paths, unmatched = expand_paths(patterns)
     for pattern in unmatched:
-        console.print(f"[yellow]warning:[/] no trials file matches {pattern}")
+        console.print(f"[yellow]warning:[/] no trials file matches {escape(pattern)}")
     if not paths:
         raise InputError(
             "no trials files to evaluate (give paths, or run inside a pfgen-bench checkout)"
@@ -117,9 +118,9 @@ def run(args: argparse.Namespace) -> int:
         rate = answers_done / max(time.perf_counter() - started, 1e-9)
         progress.update(task, advance=1, rate=f"{rate:,.0f} answers/s")
         for warning in outcome.warnings:
-            console.print(f"[yellow]warning:[/] {warning}")
+            console.print(f"[yellow]warning:[/] {escape(warning)}")
         if outcome.status == "failed":
-            console.print(f"[red]error:[/] {outcome.error}")
+            console.print(f"[red]error:[/] {escape(outcome.error or '')}")
 
     with progress:
         task = progress.add_task("eval", total=len(paths), rate="")

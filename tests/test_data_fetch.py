@@ -1,0 +1,97 @@
+"""`data fetch` from a real HTTP server on 127.0.0.1, and `data verify`."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import io
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def run_data(*args: str | Path, env_cache: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pfgen_fast", "data", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "PFGEN_FAST_CACHE": str(env_cache)},
+    )
+
+
+def archive_of(data_dir: Path, tamper: bool = False) -> bytes:
+    """A GitHub-style archive: pfgen-bench-REF/data/... with the question files."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in sorted(data_dir.glob("Q*.json")) + [data_dir / "questions.jsonl"]:
+            content = path.read_bytes()
+            if tamper and path.name == "Q07.json":
+                content = content.replace("です".encode(), "でした".encode(), 1)
+            info = tarfile.TarInfo(f"pfgen-bench-test/data/{path.name}")
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+        readme = b"not data"
+        info = tarfile.TarInfo("pfgen-bench-test/README.md")
+        info.size = len(readme)
+        tar.addfile(info, io.BytesIO(readme))
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def server(data_dir: Path, tmp_path_factory) -> Iterator[str]:
+    """Serves good.tar.gz and tampered.tar.gz from a temporary folder."""
+    root = tmp_path_factory.mktemp("www")
+    (root / "good.tar.gz").write_bytes(archive_of(data_dir))
+    (root / "tampered.tar.gz").write_bytes(archive_of(data_dir, tamper=True))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_fetch_verifies_and_installs_into_the_cache(server: str, tmp_path):
+    fetched = run_data("fetch", "--url", f"{server}/good.tar.gz", env_cache=tmp_path)
+    assert fetched.returncode == 0, fetched.stderr
+    data = tmp_path / "data"
+    assert len(list(data.glob("Q*.json"))) == 50
+    assert (data / "questions.jsonl").is_file() and not (data / "README.md").exists()
+    verified = run_data("verify", env_cache=tmp_path)  # the cache is the default directory
+    assert verified.returncode == 0, verified.stderr
+    assert "all question files match" in verified.stdout
+
+
+def test_tampered_archive_is_refused_and_nothing_is_replaced(server: str, tmp_path):
+    good = run_data("fetch", "--url", f"{server}/good.tar.gz", env_cache=tmp_path)
+    assert good.returncode == 0
+    before = (tmp_path / "data" / "Q07.json").read_bytes()
+    bad = run_data("fetch", "--url", f"{server}/tampered.tar.gz", env_cache=tmp_path)
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "Q07.json: SHA-1" in bad.stderr
+    assert (tmp_path / "data" / "Q07.json").read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["data"]  # no staging left behind
+
+
+def test_verify_reports_a_modified_directory(data_dir: Path, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(data_dir, copy, ignore=shutil.ignore_patterns("final", "meta"))
+    (copy / "Q03.json").write_bytes((copy / "Q03.json").read_bytes() + b" ")
+    (copy / "Q50.json").unlink()
+    result = run_data("verify", copy, env_cache=tmp_path)
+    assert result.returncode == 1
+    assert "Q03.json: SHA-1" in result.stderr and "Q50.json: missing" in result.stderr
+
+
+def test_unreachable_server_is_a_clear_error(tmp_path):
+    result = run_data("fetch", "--url", "http://127.0.0.1:9/none.tar.gz", env_cache=tmp_path)
+    assert result.returncode == 1
+    assert "download failed" in result.stderr and "Traceback" not in result.stderr
