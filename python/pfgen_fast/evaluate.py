@@ -33,7 +33,7 @@ from pfgen_fast.trials import read_trials
 # The per-question score caches of a run: every answer with its per-answer record.
 CACHE_PATH = Path("cache") / "scores.json"
 # Runs held in memory at once (their parsed answers).
-RUNS_PER_CHUNK = 64
+RUNS_PER_CHUNK = 100
 
 
 @dataclass

@@ -6,6 +6,8 @@
 //! over an answer extends the n-grams ending at the previous character by one probe each.
 //! A table holds the document frequencies of up to `MAX_SOURCES` reference sources per node.
 
+use std::sync::Mutex;
+
 /// Longest n-gram kept (Fluency uses 1..=10-grams; Truthfulness 3-grams).
 pub const MAX_N: usize = 10;
 /// Sources sharing one table (their document frequencies sit side by side).
@@ -173,10 +175,59 @@ struct NodeCounts {
     counts: [u16; MAX_SOURCES],
 }
 
+/// Index buffers of finished builds, kept for the next ones: a fresh buffer costs the kernel
+/// zeroing its pages, about a quarter of the build time when every build allocates anew.
+static INDEX_POOL: Mutex<Vec<Vec<(u64, u32)>>> = Mutex::new(Vec::new());
+/// Buffers kept at most, and the smallest worth keeping (in entries).
+const POOL_BUFFERS: usize = 32;
+const POOL_MIN_ENTRIES: usize = 1 << 16;
+const INITIAL_INDEX_ENTRIES: usize = 1 << 12;
+
+/// An index buffer of `entries` empty slots, reusing a pooled one when one is large enough.
+fn take_index(entries: usize) -> Vec<(u64, u32)> {
+    let reused = INDEX_POOL.lock().ok().and_then(|mut pool| {
+        let best = (0..pool.len())
+            .filter(|&i| pool[i].capacity() >= entries)
+            .min_by_key(|&i| pool[i].capacity())?;
+        Some(pool.swap_remove(best))
+    });
+    let mut buffer = reused.unwrap_or_default();
+    buffer.clear();
+    buffer.resize(entries, (EMPTY, 0));
+    buffer
+}
+
+fn give_index(buffer: Vec<(u64, u32)>) {
+    if buffer.capacity() < POOL_MIN_ENTRIES {
+        return;
+    }
+    if let Ok(mut pool) = INDEX_POOL.lock() {
+        pool.push(buffer);
+        if pool.len() > POOL_BUFFERS {
+            if let Some(smallest) = (0..pool.len()).min_by_key(|&i| pool[i].capacity()) {
+                pool.swap_remove(smallest);
+            }
+        }
+    }
+}
+
+/// Frees the pooled index buffers (after the last build).
+pub fn release_pooled_buffers() {
+    if let Ok(mut pool) = INDEX_POOL.lock() {
+        *pool = Vec::new();
+    }
+}
+
+impl Drop for Level {
+    fn drop(&mut self) {
+        give_index(std::mem::take(&mut self.index));
+    }
+}
+
 impl Level {
     fn new() -> Self {
         Level {
-            index: vec![(EMPTY, 0); 1 << 12],
+            index: take_index(INITIAL_INDEX_ENTRIES),
             node_keys: Vec::new(),
             nodes: Vec::new(),
         }
@@ -215,7 +266,8 @@ impl Level {
     }
 
     fn grow(&mut self) {
-        self.index = vec![(EMPTY, 0); self.index.len() * 2];
+        let larger = take_index(self.index.len() * 2);
+        give_index(std::mem::replace(&mut self.index, larger));
         let mask = self.index.len() - 1;
         for (node, &key) in self.node_keys.iter().enumerate() {
             let mut slot = self.home(key);
