@@ -6,8 +6,6 @@
 //! over an answer extends the n-grams ending at the previous character by one probe each.
 //! A table holds the document frequencies of up to `MAX_SOURCES` reference sources per node.
 
-use std::sync::Mutex;
-
 /// Longest n-gram kept (Fluency uses 1..=10-grams; Truthfulness 3-grams).
 pub const MAX_N: usize = 10;
 /// Sources sharing one table (their document frequencies sit side by side).
@@ -23,15 +21,6 @@ const CODE_POINT_BITS: u32 = 21;
 #[inline]
 fn node_key(parent: NodeCode, c: char) -> u64 {
     ((parent as u64) << CODE_POINT_BITS) | c as u64
-}
-
-#[inline]
-fn mix(key: u64) -> u64 {
-    // A strong 64-bit finaliser (splitmix64): keys are structured, probes need spread.
-    let mut h = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^ (h >> 31)
 }
 
 /// One slot of the finished table: the key and the document frequencies of its node share a
@@ -148,298 +137,268 @@ impl std::fmt::Display for TableError {
 
 impl std::error::Error for TableError {}
 
-/// An n-gram first seen in a document while building: `end` is the prefix length at which
-/// the Fluency walk of that document adds it.
-#[derive(Clone, Copy)]
-pub struct FirstSeen {
-    pub document: u32,
-    pub end: u16,
-    pub length: u8,
-    pub node: u32,
+/// Per source and document, what the Fluency walk of the document adds at each prefix length
+/// 1..=limit: the summed document frequencies (in that source) of the n-grams first seen there.
+/// Row `document * (limit + 1) + length`; column 0 is unused. (u32: at most MAX_N n-grams of
+/// at most u16::MAX documents each; small enough to stay in cache while building.)
+pub struct WalkAdditions {
+    pub limit: usize,
+    pub by_source: Vec<Vec<u32>>,
 }
 
-/// The n-grams of one length while building: a growable hash index from (parent node of the
-/// previous length, code point) to a node id numbered in creation order.
-struct Level {
-    /// (key, node) pairs: one cache line per probe.
-    index: Vec<(u64, u32)>,
-    node_keys: Vec<u64>,
-    nodes: Vec<NodeCounts>,
+/// A reference answer inside the concatenated text of all sources.
+struct Document {
+    start: u32,
+    end: u32,
+    source: u8,
+    index: u32,
 }
 
-/// Per node while building: documents per source, and the last document that counted it
-/// (each document counts a distinct n-gram once).
-#[derive(Clone, Copy)]
-struct NodeCounts {
-    last_document: u32,
-    counts: [u16; MAX_SOURCES],
-}
-
-/// Index buffers of finished builds, kept for the next ones: a fresh buffer costs the kernel
-/// zeroing its pages, about a quarter of the build time when every build allocates anew.
-static INDEX_POOL: Mutex<Vec<Vec<(u64, u32)>>> = Mutex::new(Vec::new());
-/// Buffers kept at most, and the smallest worth keeping (in entries).
-const POOL_BUFFERS: usize = 32;
-const POOL_MIN_ENTRIES: usize = 1 << 16;
-const INITIAL_INDEX_ENTRIES: usize = 1 << 12;
-
-/// An index buffer of `entries` empty slots, reusing a pooled one when one is large enough.
-fn take_index(entries: usize) -> Vec<(u64, u32)> {
-    let reused = INDEX_POOL.lock().ok().and_then(|mut pool| {
-        let best = (0..pool.len())
-            .filter(|&i| pool[i].capacity() >= entries)
-            .min_by_key(|&i| pool[i].capacity())?;
-        Some(pool.swap_remove(best))
-    });
-    let mut buffer = reused.unwrap_or_default();
-    buffer.clear();
-    buffer.resize(entries, (EMPTY, 0));
-    buffer
-}
-
-fn give_index(buffer: Vec<(u64, u32)>) {
-    if buffer.capacity() < POOL_MIN_ENTRIES {
-        return;
+/// Builds the table of up to MAX_SOURCES sources (each a list of documents) and what the
+/// Fluency walk of each document adds up to length `record_limit` (for the baselines).
+///
+/// The trie is built one n-gram length at a time by refinement: the occurrences of an n-gram
+/// (a node) are grouped together, and the nodes one character longer are the distinct next
+/// characters within each group. Only the text (a few MB) is read at random, so no large hash
+/// index is needed while building; a document is counted once per node because occurrences
+/// stay in text order within a group.
+pub fn build_table(
+    sources: &[Vec<Vec<char>>],
+    record_limit: usize,
+) -> Result<(NgramTable, WalkAdditions), TableError> {
+    let num_sources = sources.len();
+    if num_sources == 0 || num_sources > MAX_SOURCES {
+        return Err(TableError::TooManySources(num_sources));
     }
-    if let Ok(mut pool) = INDEX_POOL.lock() {
-        pool.push(buffer);
-        if pool.len() > POOL_BUFFERS {
-            if let Some(smallest) = (0..pool.len()).min_by_key(|&i| pool[i].capacity()) {
-                pool.swap_remove(smallest);
+    let mut text: Vec<char> = Vec::new();
+    let mut documents: Vec<Document> = Vec::new();
+    for (source, answers) in sources.iter().enumerate() {
+        if answers.len() > u16::MAX as usize {
+            return Err(TableError::TooManyDocuments { source });
+        }
+        for (index, answer) in answers.iter().enumerate() {
+            let start = u32::try_from(text.len()).map_err(|_| TableError::TooManyNodes)?;
+            text.extend_from_slice(answer);
+            let end = u32::try_from(text.len()).map_err(|_| TableError::TooManyNodes)?;
+            documents.push(Document {
+                start,
+                end,
+                source: source as u8,
+                index: index as u32,
+            });
+        }
+    }
+    // Occurrences (start, document) of the nodes of the current length, grouped by node;
+    // group g is occurrences[bounds[g]..bounds[g + 1]]. Length 0: the root, everywhere.
+    let mut occurrences: Vec<(u32, u32)> = documents
+        .iter()
+        .enumerate()
+        .flat_map(|(d, document)| (document.start..document.end).map(move |p| (p, d as u32)))
+        .collect();
+    let mut bounds: Vec<u32> = vec![0, occurrences.len() as u32];
+    let mut levels: Vec<Vec<(u64, [u16; MAX_SOURCES])>> = Vec::with_capacity(MAX_N);
+    let row = record_limit + 1;
+    let mut additions: Vec<Vec<u32>> = sources.iter().map(|d| vec![0; d.len() * row]).collect();
+    let mut children = ChildIndex::default();
+    for length in 1..=MAX_N {
+        let mut next_occurrences = Vec::with_capacity(occurrences.len());
+        let mut next_bounds = vec![0u32];
+        let mut nodes: Vec<(u64, [u16; MAX_SOURCES])> = Vec::new();
+        for (group, range) in bounds.windows(2).enumerate() {
+            // The root at length 1, else node `group` of the previous length (code group + 1).
+            let parent = if length == 1 {
+                ROOT
+            } else {
+                group as NodeCode + 1
+            };
+            let group_occurrences = &occurrences[range[0] as usize..range[1] as usize];
+            children.group(&text, &documents, group_occurrences, length);
+            for child in 0..children.num_children() {
+                let child_occurrences = children.occurrences(child);
+                next_occurrences.extend_from_slice(child_occurrences);
+                // Documents containing the n-gram: occurrences are in text order, so a
+                // document's occurrences are adjacent and its first one comes first.
+                let mut counts = [0u16; MAX_SOURCES];
+                let mut last_document = u32::MAX;
+                for &(_, document) in child_occurrences {
+                    if document != last_document {
+                        last_document = document;
+                        counts[documents[document as usize].source as usize] += 1;
+                    }
+                }
+                last_document = u32::MAX;
+                for &(start, document) in child_occurrences {
+                    if document == last_document {
+                        continue;
+                    }
+                    last_document = document;
+                    let info = &documents[document as usize];
+                    let end = (start - info.start) as usize + length;
+                    if end <= record_limit {
+                        let source = info.source as usize;
+                        additions[source][info.index as usize * row + end] += counts[source] as u32;
+                    }
+                }
+                nodes.push((node_key(parent, children.character(child)), counts));
+                next_bounds.push(next_occurrences.len() as u32);
             }
         }
+        levels.push(nodes);
+        occurrences = next_occurrences;
+        bounds = next_bounds;
     }
+    let table = freeze(&levels, num_sources)?;
+    Ok((
+        table,
+        WalkAdditions {
+            limit: record_limit,
+            by_source: additions,
+        },
+    ))
 }
 
-/// Frees the pooled index buffers (after the last build).
-pub fn release_pooled_buffers() {
-    if let Ok(mut pool) = INDEX_POOL.lock() {
-        *pool = Vec::new();
-    }
-}
-
-impl Drop for Level {
-    fn drop(&mut self) {
-        give_index(std::mem::take(&mut self.index));
-    }
-}
-
-impl Level {
-    fn new() -> Self {
-        Level {
-            index: take_index(INITIAL_INDEX_ENTRIES),
-            node_keys: Vec::new(),
-            nodes: Vec::new(),
-        }
-    }
-
-    #[inline]
-    fn home(&self, key: u64) -> usize {
-        (mix(key) >> 32) as usize & (self.index.len() - 1)
-    }
-
-    #[inline]
-    fn get_or_insert(&mut self, key: u64) -> Result<u32, TableError> {
-        let mask = self.index.len() - 1;
-        let mut slot = self.home(key);
-        loop {
-            let (stored, node) = self.index[slot];
-            if stored == key {
-                return Ok(node);
-            }
-            if stored == EMPTY {
-                break;
-            }
-            slot = (slot + 1) & mask;
-        }
-        let node = u32::try_from(self.node_keys.len()).map_err(|_| TableError::TooManyNodes)?;
-        self.index[slot] = (key, node);
-        self.node_keys.push(key);
-        self.nodes.push(NodeCounts {
-            last_document: 0,
-            counts: [0; MAX_SOURCES],
-        });
-        if self.node_keys.len() * 2 > self.index.len() {
-            self.grow();
-        }
-        Ok(node)
-    }
-
-    fn grow(&mut self) {
-        let larger = take_index(self.index.len() * 2);
-        give_index(std::mem::replace(&mut self.index, larger));
-        let mask = self.index.len() - 1;
-        for (node, &key) in self.node_keys.iter().enumerate() {
-            let mut slot = self.home(key);
-            while self.index[slot].0 != EMPTY {
-                slot = (slot + 1) & mask;
-            }
-            self.index[slot] = (key, node as u32);
-        }
-    }
-}
-
-/// Positions whose slots are prefetched together while building.
-const PREFETCH_BATCH: usize = 16;
-
-/// Asks the CPU to start loading `value`'s cache line (a hint: no effect on results).
-#[inline]
-fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching has no memory effects, and the address comes from a reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(
-            value as *const T as *const i8,
-            std::arch::x86_64::_MM_HINT_T0,
-        )
-    };
-}
-
-/// Key of the n-gram of `length` starting at `start`, from the node of its prefix.
-#[inline]
-fn level_key(length: usize, nodes: &[u32], text: &[char], start: usize) -> u64 {
-    let parent = if length == 1 { ROOT } else { nodes[start] + 1 };
-    node_key(parent, text[start + length - 1])
-}
-
-/// Collects the n-grams of reference answers, one source after another, then freezes them into
-/// an `NgramTable`. It works one n-gram length at a time: the index of one length is small
-/// enough to stay in cache, which makes building several times faster than one big index.
-pub struct TableBuilder {
-    levels: Vec<Level>,
+/// The read-only table, sized for a load factor of about 0.7. Keys are rewritten from
+/// build-time ids to final slots, shorter n-grams (the parents) first.
+fn freeze(
+    levels: &[Vec<(u64, [u16; MAX_SOURCES])>],
     num_sources: usize,
-    documents_added: u32,
+) -> Result<NgramTable, TableError> {
+    let num_nodes: usize = levels.iter().map(Vec::len).sum();
+    let capacity = (num_nodes * 10 / 7).max(16);
+    if capacity >= (u32::MAX - 1) as usize {
+        return Err(TableError::TooManyNodes);
+    }
+    let mut table = NgramTable {
+        slots: vec![EMPTY_SLOT; capacity],
+        num_sources,
+        num_nodes,
+    };
+    let code_mask = (1u64 << CODE_POINT_BITS) - 1;
+    // Final code of every node of the previous length, by build-time id.
+    let mut parent_codes: Vec<NodeCode> = Vec::new();
+    for nodes in levels {
+        let mut level_codes = Vec::with_capacity(nodes.len());
+        for &(key, frequencies) in nodes {
+            let parent = (key >> CODE_POINT_BITS) as usize;
+            let parent_code = if parent == 0 {
+                ROOT
+            } else {
+                parent_codes[parent - 1]
+            };
+            let key = node_key(parent_code, '\0') | (key & code_mask);
+            let mut slot = table.home_slot(key);
+            while table.slots[slot].key != EMPTY {
+                slot += 1;
+                if slot == capacity {
+                    slot = 0;
+                }
+            }
+            table.slots[slot] = Slot { key, frequencies };
+            level_codes.push(slot as NodeCode + 1);
+        }
+        parent_codes = level_codes;
+    }
+    Ok(table)
 }
 
-impl TableBuilder {
-    pub fn new(num_sources: usize) -> Result<Self, TableError> {
-        if num_sources == 0 || num_sources > MAX_SOURCES {
-            return Err(TableError::TooManySources(num_sources));
-        }
-        Ok(TableBuilder {
-            levels: (0..MAX_N).map(|_| Level::new()).collect(),
-            num_sources,
-            documents_added: 0,
-        })
-    }
+/// Groups the occurrences of one node by the character that follows (the children), keeping
+/// text order within each child, children in order of first appearance.
+#[derive(Default)]
+struct ChildIndex {
+    /// Open addressing from character to child, reset per group with a generation stamp.
+    slot_characters: Vec<char>,
+    slot_children: Vec<u32>,
+    slot_stamps: Vec<u32>,
+    generation: u32,
+    characters: Vec<char>,
+    child_of: Vec<u32>,
+    offsets: Vec<u32>,
+    cursor: Vec<u32>,
+    grouped: Vec<(u32, u32)>,
+}
 
-    /// Adds the reference answers of `source`: each distinct substring of 1..=MAX_N characters
-    /// of an answer gains one document. Returns the n-grams first seen in each document whose
-    /// end is at most `record_limit` (what a Fluency walk of the first `record_limit`
-    /// characters adds), documents numbered from 0 within this source.
-    pub fn add_source(
+impl ChildIndex {
+    fn group(
         &mut self,
-        source: usize,
-        documents: &[Vec<char>],
-        record_limit: usize,
-    ) -> Result<Vec<FirstSeen>, TableError> {
-        if source >= self.num_sources {
-            return Err(TableError::TooManySources(source + 1));
+        text: &[char],
+        documents: &[Document],
+        occurrences: &[(u32, u32)],
+        length: usize,
+    ) {
+        let capacity = (occurrences.len() * 2)
+            .next_power_of_two()
+            .clamp(16, 1 << 22);
+        if self.slot_stamps.len() < capacity {
+            self.slot_characters = vec!['\0'; capacity];
+            self.slot_children = vec![0; capacity];
+            self.slot_stamps = vec![0; capacity];
+            self.generation = 0;
         }
-        let first_stamp = self.documents_added + 1;
-        self.documents_added = u32::try_from(documents.len())
-            .ok()
-            .and_then(|n| self.documents_added.checked_add(n))
-            .ok_or(TableError::TooManyDocuments { source })?;
-        // node[i] of a document: the node of its substring starting at i, of the current length
-        // minus one (updated in place, level after level).
-        let mut nodes: Vec<Vec<u32>> = documents.iter().map(|d| vec![0; d.len()]).collect();
-        let mut first_seen = Vec::new();
-        for length in 1..=MAX_N {
-            let level = &mut self.levels[length - 1];
-            for (document, (text, nodes)) in documents.iter().zip(nodes.iter_mut()).enumerate() {
-                let stamp = first_stamp + document as u32;
-                let starts = (text.len() + 1).saturating_sub(length);
-                // Positions are independent within a level: in batches, first start loading
-                // every index slot, then every node's counts, so cache misses overlap.
-                for batch_start in (0..starts).step_by(PREFETCH_BATCH) {
-                    let batch = batch_start..(batch_start + PREFETCH_BATCH).min(starts);
-                    for start in batch.clone() {
-                        let key = level_key(length, nodes, text, start);
-                        prefetch(&level.index[level.home(key)]);
-                    }
-                    for start in batch.clone() {
-                        let node = level.get_or_insert(level_key(length, nodes, text, start))?;
-                        nodes[start] = node;
-                        prefetch(&level.nodes[node as usize]);
-                    }
-                    for start in batch {
-                        let node = nodes[start];
-                        let state = &mut level.nodes[node as usize];
-                        if state.last_document == stamp {
-                            continue;
-                        }
-                        state.last_document = stamp;
-                        state.counts[source] = state.counts[source]
-                            .checked_add(1)
-                            .ok_or(TableError::TooManyDocuments { source })?;
-                        let end = start + length;
-                        if end <= record_limit {
-                            first_seen.push(FirstSeen {
-                                document: document as u32,
-                                end: end as u16,
-                                length: length as u8,
-                                node,
-                            });
-                        }
-                    }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slot_stamps.fill(0);
+            self.generation = 1;
+        }
+        let mask = capacity - 1;
+        self.characters.clear();
+        self.child_of.clear();
+        self.offsets.clear();
+        for &(start, document) in occurrences {
+            let last = start as usize + length - 1;
+            if last >= documents[document as usize].end as usize {
+                self.child_of.push(u32::MAX); // the n-gram would run past its document
+                continue;
+            }
+            let c = text[last];
+            let mut slot = (c as usize).wrapping_mul(0x9e37_79b1) >> 7 & mask;
+            let child = loop {
+                if self.slot_stamps[slot] != self.generation {
+                    self.slot_stamps[slot] = self.generation;
+                    self.slot_characters[slot] = c;
+                    let child = self.characters.len() as u32;
+                    self.slot_children[slot] = child;
+                    self.characters.push(c);
+                    self.offsets.push(0);
+                    break child;
                 }
+                if self.slot_characters[slot] == c {
+                    break self.slot_children[slot];
+                }
+                slot = (slot + 1) & mask;
+            };
+            self.offsets[child as usize] += 1;
+            self.child_of.push(child);
+        }
+        // Counts to start offsets, then place each occurrence after its child's earlier ones.
+        let mut total = 0;
+        for offset in &mut self.offsets {
+            let count = *offset;
+            *offset = total;
+            total += count;
+        }
+        self.offsets.push(total);
+        self.grouped.clear();
+        self.grouped.resize(total as usize, (0, 0));
+        self.cursor.clear();
+        self.cursor.extend_from_slice(&self.offsets);
+        for (&occurrence, &child) in occurrences.iter().zip(&self.child_of) {
+            if child != u32::MAX {
+                self.grouped[self.cursor[child as usize] as usize] = occurrence;
+                self.cursor[child as usize] += 1;
             }
         }
-        Ok(first_seen)
     }
 
-    /// The count of a node (of the given n-gram length) for a source, while building.
-    #[inline]
-    pub fn count(&self, length: u8, node: u32, source: usize) -> u16 {
-        self.levels[length as usize - 1].nodes[node as usize].counts[source]
+    fn num_children(&self) -> usize {
+        self.characters.len()
     }
 
-    pub fn num_nodes(&self) -> usize {
-        self.levels.iter().map(|level| level.node_keys.len()).sum()
+    fn character(&self, child: usize) -> char {
+        self.characters[child]
     }
 
-    /// The read-only table, sized for a load factor of about 0.7. Keys are rewritten from
-    /// build-time node ids to final slots, shorter n-grams (the parents) first.
-    pub fn freeze(self) -> Result<NgramTable, TableError> {
-        let num_nodes = self.num_nodes();
-        let capacity = (num_nodes * 10 / 7).max(16);
-        if capacity >= (u32::MAX - 1) as usize {
-            return Err(TableError::TooManyNodes);
-        }
-        let mut table = NgramTable {
-            slots: vec![EMPTY_SLOT; capacity],
-            num_sources: self.num_sources,
-            num_nodes,
-        };
-        let code_mask = (1u64 << CODE_POINT_BITS) - 1;
-        let mut parent_codes: Vec<NodeCode> = Vec::new();
-        for level in &self.levels {
-            let mut codes = Vec::with_capacity(level.node_keys.len());
-            for (node, &key) in level.node_keys.iter().enumerate() {
-                let parent = (key >> CODE_POINT_BITS) as usize;
-                let parent_code = if parent == 0 {
-                    ROOT
-                } else {
-                    parent_codes[parent - 1]
-                };
-                let key = node_key(parent_code, '\0') | (key & code_mask);
-                let mut slot = table.home_slot(key);
-                while table.slots[slot].key != EMPTY {
-                    slot += 1;
-                    if slot == capacity {
-                        slot = 0;
-                    }
-                }
-                table.slots[slot] = Slot {
-                    key,
-                    frequencies: level.nodes[node].counts,
-                };
-                codes.push(slot as NodeCode + 1);
-            }
-            parent_codes = codes;
-        }
-        Ok(table)
+    fn occurrences(&self, child: usize) -> &[(u32, u32)] {
+        &self.grouped[self.offsets[child] as usize..self.offsets[child + 1] as usize]
     }
 }
 
@@ -452,12 +411,11 @@ mod tests {
     }
 
     fn build(sources: &[&[&str]]) -> NgramTable {
-        let mut builder = TableBuilder::new(sources.len()).unwrap();
-        for (source, answers) in sources.iter().enumerate() {
-            let documents: Vec<Vec<char>> = answers.iter().map(|a| chars(a)).collect();
-            builder.add_source(source, &documents, 0).unwrap();
-        }
-        builder.freeze().unwrap()
+        let sources: Vec<Vec<Vec<char>>> = sources
+            .iter()
+            .map(|answers| answers.iter().map(|a| chars(a)).collect())
+            .collect();
+        build_table(&sources, 0).unwrap().0
     }
 
     fn df(table: &NgramTable, gram: &str) -> Vec<u16> {
@@ -509,23 +467,24 @@ mod tests {
 
     #[test]
     fn records_what_the_fluency_walk_adds() {
-        let mut builder = TableBuilder::new(1).unwrap();
-        let first_seen = builder.add_source(0, &[chars("abab")], 3).unwrap();
-        // l=1: a; l=2: b, ab; l=3: ba, aba (a is already counted); l=4 is past the limit.
-        let mut ends: Vec<(u16, u8)> = first_seen.iter().map(|f| (f.end, f.length)).collect();
-        ends.sort();
-        assert_eq!(ends, vec![(1, 1), (2, 1), (2, 2), (3, 2), (3, 3)]);
+        let (_, additions) = build_table(&[vec![chars("abab"), chars("b")]], 3).unwrap();
+        // "abab": l=1: a (1); l=2: b (2), ab (1); l=3: ba (1), aba (1); l=4 is past the limit.
+        assert_eq!(additions.by_source[0][..4], [0, 1, 3, 2]);
+        // "b": l=1: b (2).
+        assert_eq!(additions.by_source[0][4..8], [0, 2, 0, 0]);
     }
 
     #[test]
     fn rejects_bad_source_counts() {
-        assert_eq!(
-            TableBuilder::new(0).err(),
-            Some(TableError::TooManySources(0))
-        );
-        assert_eq!(
-            TableBuilder::new(5).err(),
-            Some(TableError::TooManySources(5))
-        );
+        let none: Vec<Vec<Vec<char>>> = Vec::new();
+        assert!(matches!(
+            build_table(&none, 0),
+            Err(TableError::TooManySources(0))
+        ));
+        let five = vec![vec![chars("a")]; 5];
+        assert!(matches!(
+            build_table(&five, 0),
+            Err(TableError::TooManySources(5))
+        ));
     }
 }

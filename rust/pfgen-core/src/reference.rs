@@ -1,9 +1,7 @@
 //! The reference side of one question: n-gram tables of every source and their baselines,
 //! and the Fluency and Truthfulness of answers against them (scoring spec §2-§4).
 
-use crate::ngram_table::{
-    FirstSeen, NgramTable, NodeCode, TableBuilder, TableError, MAX_N, MAX_SOURCES, ROOT,
-};
+use crate::ngram_table::{build_table, NgramTable, NodeCode, TableError, MAX_N, MAX_SOURCES, ROOT};
 
 /// Fluency looks at the first 200 characters, but past 150 its length discount is <= 0 and a
 /// non-positive value never replaces the best (which starts at 0.0): the walk stops at 150.
@@ -107,21 +105,22 @@ impl ReferenceTables {
         let mut tables = Vec::new();
         let mut baselines = Vec::new();
         for group in sources.chunks(MAX_SOURCES) {
-            let mut builder = TableBuilder::new(group.len())?;
-            for (index, source) in group.iter().enumerate() {
+            let mut documents = Vec::with_capacity(group.len());
+            for source in group {
                 if source.answers.is_empty() {
                     return Err(ReferenceError::EmptySource(source.key.to_string()));
                 }
-                let documents: Vec<Vec<char>> =
-                    source.answers.iter().map(|a| a.chars().collect()).collect();
-                let first_seen = builder.add_source(index, &documents, FLUENCY_USEFUL)?;
-                let baseline = baseline(&builder, index, &first_seen, documents.len());
+                documents.push(source.answers.iter().map(|a| a.chars().collect()).collect());
+            }
+            let (table, additions) = build_table(&documents, FLUENCY_USEFUL)?;
+            for (source, walk_additions) in group.iter().zip(&additions.by_source) {
+                let baseline = baseline(walk_additions, additions.limit);
                 if baseline == 0.0 {
                     return Err(ReferenceError::ZeroBaseline(source.key.to_string()));
                 }
                 baselines.push(baseline);
             }
-            tables.push(builder.freeze()?);
+            tables.push(table);
         }
         Ok(ReferenceTables {
             tables,
@@ -206,24 +205,16 @@ impl ReferenceTables {
 }
 
 /// The baseline of a source (spec §2): the mean, in file order, of its answers' fluency with
-/// baseline 1.0, replaying each answer's walk (`first_seen`) with the final counts.
-fn baseline(
-    builder: &TableBuilder,
-    source: usize,
-    first_seen: &[FirstSeen],
-    num_documents: usize,
-) -> f64 {
-    let mut added = vec![0u64; num_documents * (FLUENCY_USEFUL + 1)];
-    for seen in first_seen {
-        let count = builder.count(seen.length, seen.node, source) as u64;
-        added[seen.document as usize * (FLUENCY_USEFUL + 1) + seen.end as usize] += count;
-    }
+/// baseline 1.0, from what each answer's walk adds at each prefix length.
+fn baseline(walk_additions: &[u32], limit: usize) -> f64 {
     let mut sum = 0.0;
-    for document_added in added.chunks(FLUENCY_USEFUL + 1) {
+    let documents = walk_additions.chunks(limit + 1);
+    let num_documents = documents.len();
+    for document_added in documents {
         let mut total = 0u64;
         let mut best = 0.0f64;
-        for (l, &count) in document_added.iter().enumerate().skip(1) {
-            total += count;
+        for (l, &added) in document_added.iter().enumerate().skip(1) {
+            total += added as u64;
             let value = total as f64 * length_discount(l);
             if value > best {
                 best = value;

@@ -34,7 +34,6 @@ fn utf8_strings(strings: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>>
 /// stay resident. (Not after each table: the next build reuses them.)
 #[pyfunction]
 fn release_free_memory() {
-    pfgen_core::ngram_table::release_pooled_buffers();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {
