@@ -196,13 +196,16 @@ pub fn build_table(
         .flat_map(|(d, document)| (document.start..document.end).map(move |p| (p, d as u32)))
         .collect();
     let mut bounds: Vec<u32> = vec![0, occurrences.len() as u32];
+    let mut next_occurrences: Vec<(u32, u32)> = Vec::with_capacity(occurrences.len());
+    let mut next_bounds: Vec<u32> = Vec::new();
     let mut levels: Vec<Vec<(u64, [u16; MAX_SOURCES])>> = Vec::with_capacity(MAX_N);
     let row = record_limit + 1;
     let mut additions: Vec<Vec<u32>> = sources.iter().map(|d| vec![0; d.len() * row]).collect();
     let mut children = ChildIndex::default();
     for length in 1..=MAX_N {
-        let mut next_occurrences = Vec::with_capacity(occurrences.len());
-        let mut next_bounds = vec![0u32];
+        next_occurrences.clear();
+        next_bounds.clear();
+        next_bounds.push(0);
         let mut nodes: Vec<(u64, [u16; MAX_SOURCES])> = Vec::new();
         for (group, range) in bounds.windows(2).enumerate() {
             // The root at length 1, else node `group` of the previous length (code group + 1).
@@ -244,8 +247,9 @@ pub fn build_table(
             }
         }
         levels.push(nodes);
-        occurrences = next_occurrences;
-        bounds = next_bounds;
+        // The buffers of one length serve the next but one (fresh ones cost page faults).
+        std::mem::swap(&mut occurrences, &mut next_occurrences);
+        std::mem::swap(&mut bounds, &mut next_bounds);
     }
     let table = freeze(&levels, num_sources)?;
     Ok((
