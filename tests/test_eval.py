@@ -141,6 +141,15 @@ def test_bad_runs_fail_alone_and_keep_old_results(bench: Path, tmp_path):
     assert (tmp_path / "json" / "result.json").read_text() == '{"old": true}'
 
 
+def test_unwritable_run_directory_is_reported(bench: Path, tmp_path):
+    run = copy_run(published_runs()[0], tmp_path)
+    (run / "cache").write_text("a file where the cache folder goes")
+    result = run_eval("--data", bench / "data", run / "trials.jsonl.xz")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "cannot write" in result.stderr and str(run / "cache") in result.stderr
+    assert not (run / "result.json").exists()
+
+
 def test_missing_questions_need_allow_partial(bench: Path, tmp_path):
     run = copy_run(published_runs()[0], tmp_path)
     lines = lzma.decompress((run / "trials.jsonl.xz").read_bytes()).splitlines(keepends=True)

@@ -1,15 +1,19 @@
 """Evaluating trials files: result.json and a score cache beside each (spec §7).
 
-The work is question-major: the answers of many runs to one question are scored in one batch,
-while that question's tables are hot in the CPU caches. Runs are read, question tables built,
-questions scored and results written on a thread pool (the core releases the GIL), in chunks of
-runs so that memory stays bounded.
+The work is question-major: the answers of a chunk of runs to one question are scored in one
+batch, while that question's tables are hot in the CPU caches (1.7 times faster than run by run).
+Runs are read, question tables built, questions scored and results written as tasks on one
+thread pool (the core releases the GIL). Two chunks are in flight at once, so that the writing of
+one (Python, holding the GIL) overlaps the scoring of the next (Rust, without it), and memory
+stays bounded by the chunks in flight.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,8 +36,9 @@ from pfgen_fast.trials import read_trials
 
 # The per-question score caches of a run: every answer with its per-answer record.
 CACHE_PATH = Path("cache") / "scores.json"
-# Runs held in memory at once (their parsed answers).
-RUNS_PER_CHUNK = 100
+# Runs scored together (at most), and chunks of runs in flight at once.
+RUNS_PER_CHUNK = 40
+CHUNKS_IN_FLIGHT = 2
 
 
 @dataclass
@@ -75,6 +80,7 @@ class Evaluator:
         self.allow_partial = allow_partial
         self.force = force
         self._tables: dict[str, Future[QuestionScorer]] = {}
+        self._tables_lock = threading.Lock()
 
     def sources_of(self, available: dict[str, list[str]]) -> list[str] | None:
         """With --sources, those of a question's sources that it has; a question with none of
@@ -93,15 +99,41 @@ class Evaluator:
     ) -> list[RunOutcome]:
         """Evaluates every path; outcomes in the order of `paths`."""
         outcomes: dict[Path, RunOutcome] = {}
+        finish_lock = threading.Lock()
 
         def finish(outcome: RunOutcome) -> None:
-            outcomes[outcome.path] = outcome
-            on_done(outcome)
+            with finish_lock:
+                outcomes[outcome.path] = outcome
+                on_done(outcome)
 
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for start in range(0, len(paths), RUNS_PER_CHUNK):
-                self._run_chunk(pool, paths[start : start + RUNS_PER_CHUNK], finish)
+        # Chunks of equal size: a small last chunk would score its questions in tiny batches.
+        num_chunks = math.ceil(len(paths) / RUNS_PER_CHUNK)
+        size = math.ceil(len(paths) / num_chunks) if paths else 1
+        chunks = [paths[start : start + size] for start in range(0, len(paths), size)]
+        # The chunk drivers only submit tasks and wait for them; the pool's workers never wait.
+        with (
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
+            ThreadPoolExecutor(max_workers=CHUNKS_IN_FLIGHT) as drivers,
+        ):
+            driving = [drivers.submit(self._run_chunk, pool, chunk, finish) for chunk in chunks]
+            for future in driving:
+                future.result()
         return [outcomes[path] for path in paths]
+
+    def _claim_unbuilt_tables(self) -> list[str]:
+        """The questions whose tables nobody has started to build; the caller builds them."""
+        with self._tables_lock:
+            unbuilt = [q for q in self.references.questions if q not in self._tables]
+            for question_id in unbuilt:
+                self._tables[question_id] = Future()
+            return unbuilt
+
+    def _build_into(self, question_id: str) -> None:
+        table = self._tables[question_id]
+        try:
+            table.set_result(self._build(question_id))
+        except BaseException as error:
+            table.set_exception(error)
 
     def _run_chunk(
         self, pool: ThreadPoolExecutor, paths: list[Path], finish: Callable[[RunOutcome], None]
@@ -116,11 +148,11 @@ class Evaluator:
             return
         # Tables are built while runs are parsed (nearly every run has every question); the
         # two kinds of task alternate so that both cores have work of each kind.
-        unbuilt = [q for q in self.references.questions if q not in self._tables]
+        unbuilt = self._claim_unbuilt_tables()
         parsing = []
         for index in range(max(len(unbuilt), len(pending))):
             if index < len(unbuilt):
-                self._tables[unbuilt[index]] = pool.submit(self._build, unbuilt[index])
+                pool.submit(self._build_into, unbuilt[index])
             if index < len(pending):
                 parsing.append(pool.submit(self._parse, *pending[index]))
         runs: list[ParsedRun] = []
@@ -130,13 +162,18 @@ class Evaluator:
                 finish(parsed)
             else:
                 runs.append(parsed)
-        question_ids = sorted({q for run in runs for q in run.answers})
-        for future in [pool.submit(self._score_question, q, runs) for q in question_ids]:
+        scoring = []
+        for question_id in sorted({q for run in runs for q in run.answers}):
+            scorer = self._tables[question_id].result()
+            scoring.append(pool.submit(self._score_question, scorer, question_id, runs))
+        for future in scoring:
             future.result()
         release_free_memory()
-        for future, run in [(pool.submit(self._write, run), run) for run in runs]:
+        # Written here, not on the pool: writing holds the GIL, and the pool's workers go on
+        # with the other chunk's parsing and scoring meanwhile.
+        for run in runs:
             try:
-                finish(future.result())
+                finish(self._write(run))
             except PfgenError as error:
                 finish(RunOutcome(run.path, "failed", error=str(error)))
 
@@ -200,9 +237,10 @@ class Evaluator:
             and stored.get("metadata_hash") == self.references.metadata_hash
         )
 
-    def _score_question(self, question_id: str, runs: list[ParsedRun]) -> None:
+    def _score_question(
+        self, scorer: QuestionScorer, question_id: str, runs: list[ParsedRun]
+    ) -> None:
         """Scores the answers of every run to one question in a single batch."""
-        scorer = self._tables[question_id].result()
         holders = [run for run in runs if question_id in run.answers]
         texts = [a["answer"] for run in holders for a in run.answers[question_id]]
         arrays = scorer.score_arrays(texts, with_json=True)
@@ -232,8 +270,12 @@ class Evaluator:
         metadata_hash = self.references.metadata_hash
         result = build_result(scored, run.input_hash, metadata_hash, run.config)
         cache = cache_json(run.input_hash, metadata_hash, scored)
-        write_atomically(run.path.parent / CACHE_PATH, cache)
-        write_atomically(run.path.parent / "result.json", result_json(result))
+        try:
+            write_atomically(run.path.parent / CACHE_PATH, cache)
+            write_atomically(run.path.parent / "result.json", result_json(result))
+        except OSError as error:
+            where = error.filename or run.path.parent
+            raise InputError(f"{where}: cannot write: {error.strerror}") from None
         num_answers = sum(len(answers) for answers in run.answers.values())
         return RunOutcome(
             run.path, "scored", result, warnings=run.warnings, num_answers=num_answers

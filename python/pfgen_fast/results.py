@@ -36,7 +36,7 @@ def mean_std(values: Any, digits: int) -> tuple[float, float]:
 def sample_indices(averages: np.ndarray) -> list[int]:
     """File-order indices of the answers shown as samples: ranks 0, .25, .5, .75, 1 of the
     answers sorted by average, best first (stable), without repeats."""
-    order = sorted(range(len(averages)), key=lambda i: averages[i], reverse=True)
+    order = np.argsort(-averages, kind="stable").tolist()
     picked: list[int] = []
     for rank in SAMPLE_RANKS:
         index = order[round(rank * (len(order) - 1))]
@@ -45,9 +45,18 @@ def sample_indices(averages: np.ndarray) -> list[int]:
     return picked
 
 
-def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
+def column_means(values: np.ndarray) -> list[float]:
+    """`np.mean` of each column, bit for bit: each column is made contiguous first, so that
+    numpy sums it pairwise as it does a single column."""
+    return np.ascontiguousarray(values.T).mean(axis=1).tolist()
+
+
+def answer_lengths(answers: list[dict[str, Any]]) -> np.ndarray:
+    return np.fromiter((len(answer["answer"]) for answer in answers), np.float64, len(answers))
+
+
+def question_summary(scored: ScoredQuestion, lengths: np.ndarray) -> dict[str, Any]:
     arrays = scored.scores
-    lengths = [float(len(answer["answer"])) for answer in scored.answers]
     score, score_std = mean_std(arrays.average, 4)
     length, length_std = mean_std(lengths, 1)
     samples = []
@@ -55,6 +64,8 @@ def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
         sample = {k: v for k, v in scored.answers[index].items() if k not in ("question", "scores")}
         sample["scores"] = scored.sample_records[index]
         samples.append(sample)
+    fluency = column_means(arrays.fluency)
+    truthfulness = column_means(arrays.truthfulness)
     return {
         "question": scored.question,
         "score": score,
@@ -62,13 +73,9 @@ def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
         "length": length,
         "length_std": length_std,
         "scores": {
-            "fluency": {
-                source: round(float(np.mean(arrays.fluency[:, column])), 5)
-                for column, source in enumerate(arrays.sources)
-            },
+            "fluency": {k: round(v, 5) for k, v in zip(arrays.sources, fluency, strict=True)},
             "truthfulness": {
-                source: round(float(np.mean(arrays.truthfulness[:, column])), 5)
-                for column, source in enumerate(arrays.sources)
+                k: round(v, 5) for k, v in zip(arrays.sources, truthfulness, strict=True)
             },
             "helpfulness": round(float(np.mean(arrays.helpfulness)), 5),
             "average": round(float(np.mean(arrays.average)), 5),
@@ -85,15 +92,13 @@ def build_result(
 ) -> dict[str, Any]:
     """The result.json object; `scored` is keyed by question id."""
     question_ids = sorted(scored)
-    questions = {qid: question_summary(scored[qid]) for qid in question_ids}
+    lengths = {qid: answer_lengths(scored[qid].answers) for qid in question_ids}
+    questions = {qid: question_summary(scored[qid], lengths[qid]) for qid in question_ids}
     num_trials = min(len(scored[qid].answers) for qid in question_ids)
-    trial_scores = [
-        float(np.mean([scored[qid].scores.average[t] for qid in question_ids]))
-        for t in range(num_trials)
-    ]
-    lengths = [float(len(a["answer"])) for qid in question_ids for a in scored[qid].answers]
-    score, score_std = mean_std(trial_scores, 4)
-    length, length_std = mean_std(lengths, 1)
+    # Row t: the t-th answer's average of every question; its mean is trial t's score.
+    by_trial = np.stack([scored[qid].scores.average[:num_trials] for qid in question_ids], axis=1)
+    score, score_std = mean_std(by_trial.mean(axis=1), 4)
+    length, length_std = mean_std(np.concatenate(list(lengths.values())), 1)
     # Accumulated question by question, rounding at every step, as the benchmark does.
     overall: dict[str, Any] = {"fluency": {}, "truthfulness": {}, "helpfulness": 0, "average": 0}
     count = len(question_ids)
@@ -121,8 +126,8 @@ def build_result(
 
 def result_json(result: dict[str, Any]) -> bytes:
     """The benchmark's layout, `json.dumps(result, ensure_ascii=False, indent=2)`, written by
-    orjson (ten times faster), whose only difference, exponent notation (5e-6 for Python's
-    5e-06), is mended by passing those floats in Python's own spelling."""
+    orjson (ten times faster); the floats it spells differently (orjson writes 0.00001 where
+    Python writes 1e-05) are passed in Python's own spelling."""
     return orjson.dumps(python_floats(result), option=orjson.OPT_INDENT_2)
 
 

@@ -66,13 +66,15 @@ def read_trials(path: Path, raw: bytes) -> Trials:
 def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
     """One JSON object with string fields `question` and `answer`."""
     try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{where}: invalid UTF-8 at byte {error.start}") from None
-    try:
-        record = orjson.loads(text)
+        record = orjson.loads(line)  # checks UTF-8 too
     except orjson.JSONDecodeError as error:
-        raise InputError(f"{where}: invalid JSON: {error.msg} (column {error.colno})") from None
+        raise InputError(f"{where}: {json_problem(line, error)}") from None
+    if (
+        type(record) is dict
+        and type(record.get("question")) is str
+        and type(record.get("answer")) is str
+    ):
+        return record
     if not isinstance(record, dict):
         raise InputError(f"{where}: expected a JSON object")
     for field in ("question", "answer"):
@@ -81,3 +83,11 @@ def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
         if not isinstance(record[field], str):
             raise InputError(f"{where}: field '{field}' must be a string")
     return record
+
+
+def json_problem(line: bytes, error: orjson.JSONDecodeError) -> str:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as utf8_error:
+        return f"invalid UTF-8 at byte {utf8_error.start}"
+    return f"invalid JSON: {error.msg} (column {error.colno})"

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
     parser.add_argument("--force", action="store_true", help="re-score runs already scored")
     parser.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help="runs scored at once (default: cores)"
+        "--jobs", type=int, default=os.cpu_count() or 1, help="worker threads (default: cores)"
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
