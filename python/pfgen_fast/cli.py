@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from typing import NoReturn
 
 from pfgen_fast.errors import PfgenError
 
@@ -27,8 +29,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """Usage errors are errors like the others: one line, exit status 1."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(1, f"error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pfgen_fast", description=__doc__)
+    parser = ArgumentParser(prog="python -m pfgen_fast", description=__doc__)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
@@ -42,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     # Parse the command name first, then let its module declare its own arguments.
     known, _ = parser.parse_known_args(argv[:1] if argv and not argv[0].startswith("-") else argv)
     module = importlib.import_module(f"pfgen_fast.commands.{known._module}")
-    sub = argparse.ArgumentParser(
+    sub = ArgumentParser(
         prog=f"python -m pfgen_fast {known.command}", description=COMMANDS[known.command][1]
     )
     module.add_arguments(sub)
@@ -55,3 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, without a second error at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -1,0 +1,81 @@
+"""The published prompts of pfgen-bench (docs/generation.md): few-shot examples, instruction
+and layout by mode, and the sampling seed of each task."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pfgen_fast.errors import DataError
+
+MODES = ("completion", "qa", "chat")
+INSTRUCTIONS = {
+    "chat": "例と同様の文体及び文字数で、ユーザの質問に1行で答えてください。\n\n",
+    "qa": "例と同様の文体及び文字数で、質問に1行で答えてください。\n\n",
+    "completion": "",
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    question: str
+    answer: str
+
+
+def load_examples(path: Path) -> list[Example]:
+    """`questions.jsonl`: the 50 human-written example answers, in file order."""
+    examples = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataError(f"{path}: cannot read: {error}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            examples.append(Example(str(record["question"]), str(record["answer"])))
+        except (ValueError, KeyError, TypeError):
+            message = "expected an object with question and answer"
+            raise DataError(f"{path}:{number}: {message}") from None
+    if not examples:
+        raise DataError(f"{path}: no questions")
+    return examples
+
+
+def task_seed(seed: str, trial: int) -> int:
+    """The sampling seed of every task of a trial."""
+    return int(hashlib.sha1(f"{seed}::{trial}".encode()).hexdigest(), 16) % 2**31
+
+
+def build_task(
+    examples: list[Example],
+    question: str,
+    mode: str,
+    trial: int,
+    num_examples: int = 20,
+    prefix: str = "",
+    seed: str = "",
+) -> dict[str, Any]:
+    """One task: `question`, then `prompt` (completion, qa) or `system_prompt` and
+    `user_prompt` (chat), then `seed`."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r} (one of {', '.join(MODES)})")
+    others = [e for e in examples if e.question != question]
+    others.sort(key=lambda e: hashlib.sha1(f"{seed}::{trial}::{e.question}".encode()).hexdigest())
+    block = "".join(f"Q: {e.question}\nA: {e.answer}\n\n" for e in others[:num_examples])
+    system = INSTRUCTIONS[mode] + "## 回答例\n" + block.strip()
+    user = f"Q: {question}\n" + ("A:" if mode == "completion" else "")
+    task: dict[str, Any] = {"question": question}
+    if mode == "chat":
+        task["system_prompt"] = prefix + system.strip()
+        task["user_prompt"] = user.strip()
+    elif mode == "qa":
+        task["prompt"] = prefix + system.strip() + "\n\n## 質問\n" + user.strip()
+    else:
+        task["prompt"] = prefix + system.strip() + "\n\n" + user.strip()
+    task["seed"] = task_seed(seed, trial)
+    return task
