@@ -19,13 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "evaluate trials files and write result.json beside each (the benchmark's make)",
     ),
     "data": ("data", "fetch the published benchmark data or verify a data directory"),
-    "report": ("report", "write per-run README.md pages and the leaderboard"),
-    "plot": ("plot", "draw the paper's figures (PNG and SVG) from result.json files"),
-    "stability": ("stability", "score runs with one reference source at a time; print Pearson r"),
     "prompt": ("prompt", "print the published prompt of every question for one trial"),
     "generate": ("generate", "generate trials with a model server, with the published protocol"),
-    "build-refs": ("build_refs", "build reference answer sets from generated candidates"),
-    "synth": ("synth", "write synthetic candidate answers for benchmarks and tests"),
 }
 
 
