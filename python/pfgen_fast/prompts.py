@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.errors import DataError
+from pfgen_fast.errors import DataError, InputError
 
 MODES = ("completion", "qa", "chat")
 INSTRUCTIONS = {
@@ -27,28 +27,51 @@ class Example:
 
 def load_examples(path: Path) -> list[Example]:
     """`questions.jsonl`: the 50 human-written example answers, in file order."""
-    examples = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         raise DataError(f"{path}: cannot read: {error}") from None
+    examples = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-            examples.append(Example(str(record["question"]), str(record["answer"])))
-        except (ValueError, KeyError, TypeError):
-            message = "expected an object with question and answer"
-            raise DataError(f"{path}:{number}: {message}") from None
+        except ValueError:
+            raise DataError(f"{path}:{number}: not a JSON line") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{path}:{number}: expected an object with question and answer")
+        for field in ("question", "answer"):
+            if not isinstance(record.get(field), str):
+                raise DataError(f"{path}:{number}: field {field!r}: missing or not a string")
+        examples.append(Example(record["question"], record["answer"]))
     if not examples:
         raise DataError(f"{path}: no questions")
     return examples
 
 
+def unescape_prefix(prefix: str) -> str:
+    """A prefix as typed (`\\n`, `\\t`, ... not yet interpreted), read as the published runner
+    reads it: Python backslash escapes of ASCII characters, other text kept as is."""
+    try:
+        return prefix.encode("utf-8").decode("unicode_escape").encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        raise InputError(
+            f"prefix {prefix!r}: unusable backslash escape (the published runner reads "
+            "escapes of ASCII characters only, such as \\n and \\t)"
+        ) from None
+
+
 def task_seed(seed: str, trial: int) -> int:
     """The sampling seed of every task of a trial."""
     return int(hashlib.sha1(f"{seed}::{trial}".encode()).hexdigest(), 16) % 2**31
+
+
+def example_block(examples: list[Example], question: str, trial: int, count: int, seed: str) -> str:
+    """The few-shot examples of one task: the other questions, in the order of a per-trial hash."""
+    others = [e for e in examples if e.question != question]
+    others.sort(key=lambda e: hashlib.sha1(f"{seed}::{trial}::{e.question}".encode()).hexdigest())
+    return "".join(f"Q: {e.question}\nA: {e.answer}\n\n" for e in others[:count])
 
 
 def build_task(
@@ -61,12 +84,10 @@ def build_task(
     seed: str = "",
 ) -> dict[str, Any]:
     """One task: `question`, then `prompt` (completion, qa) or `system_prompt` and
-    `user_prompt` (chat), then `seed`."""
+    `user_prompt` (chat), then `seed`. `prefix` is the text itself (escapes interpreted)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (one of {', '.join(MODES)})")
-    others = [e for e in examples if e.question != question]
-    others.sort(key=lambda e: hashlib.sha1(f"{seed}::{trial}::{e.question}".encode()).hexdigest())
-    block = "".join(f"Q: {e.question}\nA: {e.answer}\n\n" for e in others[:num_examples])
+    block = example_block(examples, question, trial, num_examples, seed)
     system = INSTRUCTIONS[mode] + "## 回答例\n" + block.strip()
     user = f"Q: {question}\n" + ("A:" if mode == "completion" else "")
     task: dict[str, Any] = {"question": question}

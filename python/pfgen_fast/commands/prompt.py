@@ -7,12 +7,8 @@ import json
 import sys
 
 from pfgen_fast.data import resolve_data_dir
-from pfgen_fast.prompts import MODES, build_task, load_examples
-
-
-def unescape(text: str) -> str:
-    """Backslash escapes (\\n, \\t, ...) as the published runner reads its --prefix."""
-    return text.encode("utf-8").decode("unicode_escape").encode("latin-1").decode("utf-8")
+from pfgen_fast.errors import InputError
+from pfgen_fast.prompts import MODES, build_task, load_examples, unescape_prefix
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,8 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.trial < 1:
+        raise InputError(f"--trial {args.trial}: trials are numbered from 1")
+    if args.num_examples < 0:
+        raise InputError(f"--num-examples {args.num_examples}: must not be negative")
+    prefix = unescape_prefix(args.prefix)
     examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
-    prefix = unescape(args.prefix)
     for example in examples:
         task = build_task(
             examples, example.question, args.mode, args.trial, args.num_examples, prefix, args.seed
