@@ -21,6 +21,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "data": ("data", "fetch the published benchmark data or verify a data directory"),
     "prompt": ("prompt", "print the published prompt of every question for one trial"),
     "generate": ("generate", "generate trials with a model server, with the published protocol"),
+    "report": (
+        "report",
+        "write README.md beside each result.json, the leaderboard into a README, exports",
+    ),
+    "plot": ("plot", "draw the paper's figures (PNG and SVG) from result.json files"),
+    "stability": (
+        "stability",
+        "score every run with one reference source at a time and print Pearson r per pair",
+    ),
 }
 
 
