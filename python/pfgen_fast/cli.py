@@ -21,6 +21,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "data": ("data", "fetch the published benchmark data or verify a data directory"),
     "prompt": ("prompt", "print the published prompt of every question for one trial"),
     "generate": ("generate", "generate trials with a model server, with the published protocol"),
+    "build-refs": (
+        "build_refs",
+        "build reference answer sets (Qxx.json) from generated candidates, with a step report",
+    ),
+    "synth": ("synth", "write synthetic candidate answers to one question (for benchmarks)"),
     "report": (
         "report",
         "write README.md beside each result.json, the leaderboard into a README, exports",

@@ -4,6 +4,7 @@
 
 pub mod helpfulness;
 pub mod ngram_table;
+pub mod rare_ngrams;
 pub mod record_json;
 pub mod reference;
 pub mod rounding;

@@ -9,6 +9,8 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use pfgen_core::helpfulness::{Pattern, Rule, WeightedRule};
 use pfgen_core::reference::Source;
 
+mod build_refs;
+
 /// Copies Python strings into Rust. `encode_utf8` makes a temporary bytes object instead of
 /// the UTF-8 copy that `str` extraction would cache inside every string for its lifetime.
 fn utf8_strings(strings: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
@@ -244,6 +246,7 @@ fn py_round(x: f64, digits: u32) -> PyResult<f64> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<QuestionScorer>()?;
+    m.add_class::<build_refs::RareNgramCounter>()?;
     m.add_function(wrap_pyfunction!(py_round, m)?)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
     Ok(())

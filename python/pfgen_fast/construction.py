@@ -1,0 +1,565 @@
+"""Building reference answer sets from generated candidates (the shared docs' construction.md).
+
+Each (question, source) pair is one reference set, built from its own candidates alone:
+
+1. style: the ordered style rules (regular expressions, run by polars) rewrite every candidate;
+   candidates left empty are dropped.
+2. ng_rules: candidates matching any NG pattern of their question are dropped.
+3. rare_ngrams: candidates holding a character n-gram (n = 5) that fewer than `min_count` (2)
+   candidates of the set contain are dropped. The Rust core counts exactly, spilling to disk.
+4. length: the `pool_size` (30,000) survivors closest to `target_length` (100) characters are
+   kept (ties: input order).
+5. representative: `final_size` (1,000) answers chosen by representativeness, see
+   `select_representative`.
+
+Steps 1-3 stream over the candidate files in batches, so memory does not grow with their size.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import math
+import resource
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from pfgen_fast import _core
+from pfgen_fast.data import Question
+from pfgen_fast.errors import DataError, InputError, PfgenError
+from pfgen_fast.results import write_atomically
+from pfgen_fast.scorer import QuestionScorer
+from pfgen_fast.trials import parse_answer_line
+
+DEFAULT_STYLE_RULES = Path(__file__).parent / "reference_data" / "style_rules.json"
+STEPS = ("read", "style", "ng_rules", "rare_ngrams", "length", "representative")
+BATCH_LINES = 100_000
+# Problems beyond this many are counted, not listed.
+MAX_LISTED_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class StyleRule:
+    """A regular-expression replacement (`pattern` -> `replacement`, "" deletes), or literal
+    replacements done at once (`mapping`)."""
+
+    name: str
+    pattern: str = ""
+    replacement: str = ""
+    mapping: dict[str, str] | None = None
+
+    def apply(self, texts: pl.Series) -> pl.Series:
+        if self.mapping is not None:
+            return texts.str.replace_many(self.mapping)
+        return texts.str.replace_all(self.pattern, self.replacement)
+
+
+class StyleRules:
+    """An ordered list of style rules. A text that no rule's pattern matches is left unchanged
+    by every rule (by induction over the list), so one search for any pattern picks the few
+    texts the rules must run on."""
+
+    def __init__(self, rules: list[StyleRule]) -> None:
+        self.rules = rules
+        triggers = [
+            "|".join(pl.escape_regex(key) for key in rule.mapping)
+            if rule.mapping is not None
+            else rule.pattern
+            for rule in rules
+        ]
+        self.trigger = "|".join(f"(?:{t})" for t in triggers if t)
+
+    def apply(self, texts: pl.Series) -> pl.Series:
+        if not self.trigger:
+            return texts
+        touched = np.flatnonzero(texts.str.contains(self.trigger).to_numpy())
+        if len(touched) == 0:
+            return texts
+        changed = texts.gather(touched)
+        for rule in self.rules:
+            changed = rule.apply(changed)
+        return texts.clone().scatter(touched, changed)
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """The steps' parameters; None or False switches a step off."""
+
+    style_rules: StyleRules | None
+    ng_rules: dict[str, list[str]] = field(default_factory=dict)
+    ngram_n: int = 5
+    min_count: int | None = 2
+    target_length: int = 100
+    pool_size: int | None = 30_000
+    final_size: int = 1_000
+    representativeness: bool = True
+    typical_fraction: float = 0.5
+    memory_budget: int = 256 << 20
+    spill_dir: Path | None = None
+
+
+def check_pattern(pattern: Any, where: str) -> str:
+    """A regular expression polars accepts (Rust `regex` syntax), else a DataError at `where`."""
+    if not isinstance(pattern, str) or not pattern:
+        raise DataError(f"{where}: must be a non-empty string (a regular expression)")
+    try:
+        pl.Series([""]).str.contains(pattern)
+    except pl.exceptions.PolarsError as error:
+        message = str(error).strip().splitlines()
+        detail = message[-1].strip() if message else "invalid"
+        for line in message:
+            if line.strip().startswith("error:"):
+                detail = line.strip()
+        raise DataError(f"{where}: invalid regular expression {pattern!r}: {detail}") from None
+    return pattern
+
+
+def read_json_file(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except OSError as error:
+        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DataError(f"{path}: not valid JSON: {error}") from None
+
+
+def load_style_rules(path: Path) -> StyleRules:
+    """The ordered rules of a style file: {"rules": [{"name", "pattern", "replace" | "delete"}
+    or {"name", "map": {text: replacement}}, ...]}."""
+    raw = read_json_file(path)
+    rules = raw.get("rules") if isinstance(raw, dict) else None
+    if not isinstance(rules, list):
+        raise DataError(f"{path}: expected an object with a list 'rules'")
+    loaded = []
+    for index, rule in enumerate(rules):
+        where = f"{path}: rules[{index}]"
+        if not isinstance(rule, dict):
+            raise DataError(f"{where}: a rule must be an object")
+        name = rule.get("name", f"rule {index}")
+        if "map" in rule:
+            mapping = rule["map"]
+            if not isinstance(mapping, dict) or not all(
+                isinstance(k, str) and k and isinstance(v, str) for k, v in mapping.items()
+            ):
+                raise DataError(f"{where}.map: must map non-empty strings to strings")
+            loaded.append(StyleRule(name, mapping=mapping))
+            continue
+        pattern = check_pattern(rule.get("pattern"), f"{where}.pattern")
+        if rule.get("delete") is True:
+            loaded.append(StyleRule(name, pattern))
+            continue
+        replacement = rule.get("replace")
+        if not isinstance(replacement, str):
+            raise DataError(f"{where}: needs 'replace' (a string), 'delete': true, or 'map'")
+        loaded.append(StyleRule(name, pattern, replacement))
+    return StyleRules(loaded)
+
+
+def load_ng_rules(path: Path, question_ids: set[str]) -> dict[str, list[str]]:
+    """NG patterns by question id: {"rules": {"Q01": [pattern, ...], ...}}."""
+    raw = read_json_file(path)
+    rules = raw.get("rules") if isinstance(raw, dict) else None
+    if not isinstance(rules, dict):
+        raise DataError(f"{path}: expected an object with an object 'rules' (question id -> list)")
+    loaded = {}
+    for question_id, patterns in rules.items():
+        where = f"{path}: rules.{question_id}"
+        if question_id not in question_ids:
+            raise DataError(f"{where}: no question {question_id!r} in the metadata")
+        if not isinstance(patterns, list):
+            raise DataError(f"{where}: must be a list of regular expressions")
+        loaded[question_id] = [check_pattern(p, f"{where}[{i}]") for i, p in enumerate(patterns)]
+    return loaded
+
+
+class Problems:
+    """Unusable input lines: counted, the first few kept for the user."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.messages: list[str] = []
+
+    def add(self, message: str) -> None:
+        self.count += 1
+        if len(self.messages) < MAX_LISTED_PROBLEMS:
+            self.messages.append(message)
+
+
+GroupKey = tuple[str, str]  # (question_id, source)
+
+
+def jsonl_batches(
+    path: Path, default_source: str, questions: dict[str, Question], problems: Problems
+) -> Iterator[dict[GroupKey, list[str]]]:
+    """Batches of a JSON lines file's candidates, grouped by (question id, source)."""
+    opener = lzma.open if path.name.endswith(".xz") else open
+    batch: dict[GroupKey, list[str]] = {}
+    lines = 0
+    try:
+        with opener(path, "rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{number}"
+                try:
+                    record = parse_answer_line(line, where)
+                    key = group_key(record, default_source, questions, where)
+                except InputError as error:
+                    problems.add(str(error))
+                    continue
+                batch.setdefault(key, []).append(record["answer"])
+                lines += 1
+                if lines >= BATCH_LINES:
+                    yield batch
+                    batch, lines = {}, 0
+    except lzma.LZMAError as error:
+        raise InputError(f"{path}: not a valid .xz file: {error}") from None
+    if batch:
+        yield batch
+
+
+def group_key(
+    record: dict[str, Any], default_source: str, questions: dict[str, Question], where: str
+) -> GroupKey:
+    question = questions.get(record["question"])
+    if question is None:
+        raise InputError(
+            f"{where}: field 'question': not a question of --meta: {record['question'][:40]!r}"
+        )
+    source = record.get("source", default_source)
+    if not isinstance(source, str) or not source:
+        raise InputError(f"{where}: field 'source' must be a non-empty string")
+    return question.question_id, source
+
+
+def parquet_batches(
+    path: Path, default_source: str, questions: dict[str, Question], problems: Problems
+) -> Iterator[dict[GroupKey, list[str]]]:
+    """Batches of a Parquet file's rows, grouped by (question id, source)."""
+    try:
+        schema = pl.read_parquet_schema(path)
+    except (OSError, pl.exceptions.PolarsError) as error:
+        raise InputError(f"{path}: not a readable Parquet file: {error}") from None
+    for name in ("question", "answer"):
+        if name not in schema:
+            raise InputError(f"{path}: no column '{name}'")
+    columns = [c for c in ("question", "answer", "source") if c in schema]
+    offset = 0
+    while True:
+        frame = pl.scan_parquet(path).select(columns).slice(offset, BATCH_LINES).collect()
+        if frame.height == 0:
+            return
+        batch: dict[GroupKey, list[str]] = {}
+        for row, record in enumerate(frame.iter_rows(named=True), start=offset + 1):
+            where = f"{path}: row {row}"
+            try:
+                for name in ("question", "answer"):
+                    if not isinstance(record[name], str):
+                        raise InputError(f"{where}: field '{name}' must be a string")
+                key = group_key(record, default_source, questions, where)
+            except InputError as error:
+                problems.add(str(error))
+                continue
+            batch.setdefault(key, []).append(record["answer"])
+        offset += frame.height
+        yield batch
+
+
+def candidate_batches(
+    path: Path, default_source: str, questions: dict[str, Question], problems: Problems
+) -> Iterator[dict[GroupKey, list[str]]]:
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    if path.suffix == ".parquet":
+        return parquet_batches(path, default_source, questions, problems)
+    return jsonl_batches(path, default_source, questions, problems)
+
+
+def peak_memory_bytes() -> int:
+    """The process's peak resident memory so far (Linux reports kilobytes)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+@dataclass
+class StepStats:
+    """One step of one reference set: counts in and out, lengths of what came out, time."""
+
+    count_in: int = 0
+    count_out: int = 0
+    length_sum: float = 0.0
+    length_squares: float = 0.0
+    seconds: float = 0.0
+    peak_bytes: int = 0
+
+    def record(self, count_in: int, lengths: np.ndarray, seconds: float) -> None:
+        lengths = lengths.astype(np.float64)
+        self.count_in += count_in
+        self.count_out += len(lengths)
+        self.length_sum += float(lengths.sum())
+        self.length_squares += float((lengths * lengths).sum())
+        self.seconds += seconds
+        self.peak_bytes = peak_memory_bytes()
+
+    def row(self) -> dict[str, Any]:
+        mean = self.length_sum / self.count_out if self.count_out else None
+        sd = (
+            math.sqrt(max(self.length_squares / self.count_out - mean * mean, 0.0))
+            if mean is not None
+            else None
+        )
+        return {
+            "in": self.count_in,
+            "out": self.count_out,
+            "length_mean": None if mean is None else round(mean, 2),
+            "length_sd": None if sd is None else round(sd, 2),
+            "seconds": round(self.seconds, 3),
+            "peak_memory_mb": round(self.peak_bytes / 2**20, 1),
+        }
+
+
+class ReferenceSetBuild:
+    """The state of one (question, source) reference set while candidates stream in."""
+
+    def __init__(self, question: Question, source: str, spill_dir: Path, settings: BuildSettings):
+        self.question = question
+        self.source = source
+        self.settings = settings
+        self.steps: dict[str, StepStats] = {}
+        self.ng_pattern = "|".join(
+            f"(?:{p})" for p in settings.ng_rules.get(question.question_id, [])
+        )
+        spill_dir.mkdir()
+        # With the filter off, the counter still keeps the texts; min_count 1 marks nothing.
+        self.counter = _core.RareNgramCounter(
+            settings.ngram_n, settings.min_count or 1, spill_dir, settings.memory_budget
+        )
+        self.ngram_stats: dict[str, int] = {}
+
+    def step(self, name: str) -> StepStats:
+        return self.steps.setdefault(name, StepStats())
+
+    def add(self, answers: list[str], read_seconds: float) -> None:
+        """Steps 1 and 2 on a batch, then hands the survivors to the n-gram counter."""
+        texts = pl.Series(answers, dtype=pl.String)
+        self.step("read").record(len(texts), texts.str.len_chars().to_numpy(), read_seconds)
+        if self.settings.style_rules is not None:
+            start = time.perf_counter()
+            count_in = len(texts)
+            texts = self.settings.style_rules.apply(texts)
+            lengths = texts.str.len_chars()
+            texts, lengths = texts.filter(lengths > 0), lengths.filter(lengths > 0)
+            self.step("style").record(count_in, lengths.to_numpy(), time.perf_counter() - start)
+        if self.ng_pattern:
+            start = time.perf_counter()
+            count_in = len(texts)
+            keep = ~texts.str.contains(self.ng_pattern)
+            texts = texts.filter(keep)
+            self.step("ng_rules").record(
+                count_in, texts.str.len_chars().to_numpy(), time.perf_counter() - start
+            )
+        start = time.perf_counter()
+        self.counter.add(texts.to_list())
+        self.step("rare_ngrams").seconds += time.perf_counter() - start
+
+    def finish(self) -> list[str]:
+        """Steps 3-5: the final answers, most representative first."""
+        settings = self.settings
+        start = time.perf_counter()
+        rare, lengths, self.ngram_stats = self.counter.finish()
+        survivors = np.flatnonzero(~rare)
+        rare_step = self.step("rare_ngrams")
+        if settings.min_count is None:
+            self.steps.pop("rare_ngrams")
+        else:
+            rare_step.record(len(rare), lengths[survivors], time.perf_counter() - start)
+        start = time.perf_counter()
+        pool = survivors
+        if settings.pool_size is not None:
+            pool = closest_to_length(survivors, lengths, settings.target_length, settings.pool_size)
+            self.step("length").record(len(survivors), lengths[pool], time.perf_counter() - start)
+        start = time.perf_counter()
+        texts = self.counter.texts(pool.tolist())
+        if settings.representativeness:
+            scores = representativeness(self.question.question_id, texts)
+            chosen = select_representative(
+                texts, scores, settings.final_size, settings.typical_fraction
+            )
+        else:
+            chosen = evenly_spaced(unique_in_order(texts), settings.final_size)
+        self.step("representative").record(
+            len(texts), np.array([len(t) for t in chosen]), time.perf_counter() - start
+        )
+        return chosen
+
+
+def closest_to_length(
+    indices: np.ndarray, lengths: np.ndarray, target: int, size: int
+) -> np.ndarray:
+    """The `size` candidates (of `indices`, ascending) whose length is closest to `target`,
+    ties in input order; returned in input order."""
+    distance = np.abs(lengths[indices].astype(np.int64) - target)
+    order = np.argsort(distance, kind="stable")[:size]
+    return np.sort(indices[order])
+
+
+def representativeness(question_id: str, texts: list[str]) -> np.ndarray:
+    """Fluency (scoring spec §3) of every text against n-gram tables built from all the texts:
+    how much of its wording, weighted by how many others share it, the pool agrees with.
+    The text itself is in the tables; its own contribution (one per distinct n-gram, at most
+    ~1,000) is negligible against sums over tens of thousands of texts, and the same for all."""
+    if not texts:
+        return np.zeros(0)
+    pool = Question(
+        question_id=question_id,
+        question="",
+        category="",
+        note="",
+        keywords=[],
+        answers={"pool": texts},
+        path=Path(f"<{question_id} candidate pool>"),
+    )
+    return QuestionScorer(pool).score_arrays(texts).fluency[:, 0]
+
+
+def unique_in_order(texts: list[str]) -> list[str]:
+    return list(dict.fromkeys(texts))
+
+
+def evenly_spaced(items: list[str], size: int) -> list[str]:
+    """`size` items at evenly spaced positions (all of them when there are not more)."""
+    if len(items) <= size:
+        return items
+    return [items[(i * len(items)) // size] for i in range(size)]
+
+
+def select_representative(
+    texts: list[str], scores: np.ndarray, size: int, typical_fraction: float
+) -> list[str]:
+    """Typical and diverse: rank distinct texts by representativeness, keep the most
+    representative `typical_fraction` of them (at least `size`), then take `size` at evenly
+    spaced ranks, so the set spans typical wordings instead of repeating the single most
+    common one."""
+    order = np.argsort(-scores, kind="stable")
+    ranked = unique_in_order([texts[i] for i in order])
+    typical = ranked[: max(size, math.ceil(len(ranked) * typical_fraction))]
+    return evenly_spaced(typical, size)
+
+
+@dataclass
+class BuildOutcome:
+    """Per question, the answers of each source; one report row per set and step; one
+    summary per set (answers kept, whether short of `final_size`, n-gram counts); bad input."""
+
+    answers: dict[str, dict[str, list[str]]]
+    steps: list[dict[str, Any]]
+    sets: list[dict[str, Any]]
+    problems: Problems
+
+
+def build_reference_sets(
+    questions: dict[str, Question],
+    candidate_files: list[Path],
+    default_source: str,
+    settings: BuildSettings,
+) -> BuildOutcome:
+    """Runs every step over the candidate files; `questions` are the metadata, by id."""
+    by_text = {q.question: q for q in questions.values()}
+    problems = Problems()
+    builds: dict[GroupKey, ReferenceSetBuild] = {}
+    with tempfile.TemporaryDirectory(prefix="pfgen-build-refs-", dir=settings.spill_dir) as spill:
+        try:
+            for path in candidate_files:
+                batches = candidate_batches(path, default_source, by_text, problems)
+                while True:
+                    start = time.perf_counter()
+                    batch = next(batches, None)
+                    if batch is None:
+                        break
+                    read_seconds = time.perf_counter() - start
+                    lines = sum(len(answers) for answers in batch.values())
+                    for key, answers in batch.items():
+                        build = builds.get(key)
+                        if build is None:
+                            directory = Path(spill) / f"set-{len(builds)}"
+                            build = ReferenceSetBuild(
+                                questions[key[0]], key[1], directory, settings
+                            )
+                            builds[key] = build
+                        build.add(answers, read_seconds * len(answers) / lines)
+                    keep_buffers_within(builds.values(), settings.memory_budget)
+            answers: dict[str, dict[str, list[str]]] = {}
+            steps = []
+            sets = []
+            for key in sorted(builds, key=lambda k: k[0]):
+                build = builds[key]
+                chosen = build.finish()
+                if chosen:  # a source without answers is left out of the file
+                    answers.setdefault(key[0], {})[key[1]] = chosen
+                names = {"question_id": key[0], "source": key[1]}
+                short = len(chosen) < settings.final_size
+                sets.append(names | {"answers": len(chosen), "short": short} | build.ngram_stats)
+                for name in STEPS:
+                    if name in build.steps:
+                        steps.append(names | {"step": name} | build.steps[name].row())
+        except OSError as error:
+            raise PfgenError(f"spill directory {spill}: {error}") from None
+    return BuildOutcome(answers, steps, sets, problems)
+
+
+def keep_buffers_within(builds: Any, budget: int) -> None:
+    """Spills the fullest counters' buffers until all of them together use at most half the
+    budget (each counter also spills on its own at the full budget)."""
+    counters = sorted((b.counter for b in builds), key=lambda c: -c.buffered_bytes)
+    total = sum(c.buffered_bytes for c in counters)
+    if total <= budget:
+        return
+    for counter in counters:
+        if total <= budget // 2:
+            break
+        total -= counter.buffered_bytes
+        counter.spill()
+
+
+def question_json(question: Question, answers: dict[str, list[str]]) -> bytes:
+    """A Qxx.json in the published layout (`json.dumps(..., ensure_ascii=False, indent=2)`)."""
+    document = {
+        "question_id": question.question_id,
+        "question": question.question,
+        "category": question.category,
+        "note": question.note,
+        "keywords": question.keywords,
+        "answers": answers,
+    }
+    return json.dumps(document, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+def write_question_files(
+    out_dir: Path, questions: dict[str, Question], answers: dict[str, dict[str, list[str]]]
+) -> list[Path]:
+    """Writes every question's file atomically (a temporary file renamed into place)."""
+    written = []
+    for question_id, by_source in answers.items():
+        path = out_dir / f"{question_id}.json"
+        try:
+            write_atomically(path, question_json(questions[question_id], by_source))
+        except OSError as error:
+            raise PfgenError(f"{path}: cannot write: {error.strerror or error}") from None
+        written.append(path)
+    return written
+
+
+def check_writable(out_dir: Path) -> None:
+    """Fails early, before any work, when the output directory cannot take files."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_dir):
+            pass
+    except OSError as error:
+        raise PfgenError(f"{out_dir}: cannot write: {error.strerror or error}") from None
