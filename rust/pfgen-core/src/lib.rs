@@ -3,6 +3,7 @@
 //! character n-gram tables. No Python here; `pfgen-python` wraps it.
 
 pub mod helpfulness;
+pub mod ngram_build;
 pub mod ngram_table;
 pub mod rare_ngrams;
 pub mod record_json;

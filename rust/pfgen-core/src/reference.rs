@@ -1,7 +1,10 @@
 //! The reference side of one question: n-gram tables of every source and their baselines,
 //! and the Fluency and Truthfulness of answers against them (scoring spec §2-§4).
 
-use crate::ngram_table::{build_table, NgramTable, NodeCode, TableError, MAX_N, MAX_SOURCES, ROOT};
+use crate::ngram_build::{build_table, WalkAdditions, FLAT};
+use crate::ngram_table::{
+    NgramTable, Node, TableError, LANE_BITS, LANE_MASK, MAX_N, MAX_SOURCES, ROOT,
+};
 
 /// Fluency looks at the first 200 characters, but past 150 its length discount is <= 0 and a
 /// non-positive value never replaces the best (which starts at 0.0): the walk stops at 150.
@@ -110,11 +113,11 @@ impl ReferenceTables {
                 if source.answers.is_empty() {
                     return Err(ReferenceError::EmptySource(source.key.to_string()));
                 }
-                documents.push(source.answers.iter().map(|a| a.chars().collect()).collect());
+                documents.push(source.answers);
             }
             let (table, additions) = build_table(&documents, FLUENCY_USEFUL)?;
             for (source, walk_additions) in group.iter().zip(&additions.by_source) {
-                let baseline = baseline(walk_additions, additions.limit);
+                let baseline = baseline(walk_additions, &additions);
                 if baseline == 0.0 {
                     return Err(ReferenceError::ZeroBaseline(source.key.to_string()));
                 }
@@ -156,24 +159,57 @@ impl ReferenceTables {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        let Scratch { walk, chars, kept } = scratch;
-        chars.clear();
-        chars.extend(answer.chars().take(TRUTH_CUT - 1));
+        self.score_together(
+            &[answer],
+            std::slice::from_mut(scratch),
+            fluency,
+            truthfulness,
+        );
+    }
+
+    /// Scores several answers (one scratch each) with their walks in lockstep, a character of
+    /// each in turn: each walk waits for a memory access per character, and the waits of
+    /// different answers overlap. Row i of `fluency` and `truthfulness` (num_sources values)
+    /// is answer i's.
+    pub fn score_together(
+        &self,
+        answers: &[&str],
+        scratches: &mut [Scratch],
+        fluency: &mut [f64],
+        truthfulness: &mut [f64],
+    ) {
+        let k = self.num_sources();
+        let scratches = &mut scratches[..answers.len()];
+        for (scratch, answer) in scratches.iter_mut().zip(answers) {
+            scratch.chars.clear();
+            scratch.chars.extend(answer.chars().take(TRUTH_CUT - 1));
+        }
+        let longest = scratches.iter().map(|s| s.chars.len()).max().unwrap_or(0);
         for (group, table) in self.tables.iter().enumerate() {
             let first = group * MAX_SOURCES;
             let sources = first..first + table.num_sources();
-            walk.reset(chars.len());
-            for (index, &c) in chars.iter().enumerate() {
-                walk.advance(table, index, c, &self.baselines[sources.clone()]);
+            let baselines = &self.baselines[sources.clone()];
+            for scratch in scratches.iter_mut() {
+                scratch.walk.reset(scratch.chars.len());
             }
-            walk.finish(
-                table,
-                chars,
-                &self.truth_ratios[sources.clone()],
-                kept,
-                &mut fluency[sources.clone()],
-                &mut truthfulness[sources],
-            );
+            for index in 0..longest {
+                for Scratch { walk, chars, .. } in scratches.iter_mut() {
+                    if let Some(&c) = chars.get(index) {
+                        walk.advance(table, index, c, baselines);
+                    }
+                }
+            }
+            for (i, Scratch { walk, chars, kept }) in scratches.iter_mut().enumerate() {
+                let row = i * k;
+                walk.finish(
+                    table,
+                    chars,
+                    &self.truth_ratios[sources.clone()],
+                    kept,
+                    &mut fluency[row + first..row + sources.end],
+                    &mut truthfulness[row + first..row + sources.end],
+                );
+            }
         }
     }
 
@@ -187,14 +223,9 @@ impl ReferenceTables {
             let total: u32 = self
                 .tables
                 .iter()
-                .filter_map(|table| table.find(gram).map(|node| (table, node)))
-                .map(|(table, node)| {
-                    table
-                        .frequencies(node)
-                        .iter()
-                        .map(|&f| f as u32)
-                        .sum::<u32>()
-                })
+                .filter_map(|table| table.find(gram).map(|node| node.frequencies()))
+                .flatten()
+                .map(|f| f as u32)
                 .sum();
             for slot in &mut coverage[start..start + 3] {
                 *slot = (*slot).max(total);
@@ -205,17 +236,18 @@ impl ReferenceTables {
 }
 
 /// The baseline of a source (spec §2): the mean, in file order, of its answers' fluency with
-/// baseline 1.0, from what each answer's walk adds at each prefix length.
-fn baseline(walk_additions: &[u32], limit: usize) -> f64 {
+/// baseline 1.0, from what each answer's walk adds (up to FLAT in one sum, then per length).
+fn baseline(walk_additions: &[u32], additions: &WalkAdditions) -> f64 {
     let mut sum = 0.0;
-    let documents = walk_additions.chunks(limit + 1);
+    let documents = walk_additions.chunks(additions.row_length());
     let num_documents = documents.len();
     for document_added in documents {
-        let mut total = 0u64;
-        let mut best = 0.0f64;
-        for (l, &added) in document_added.iter().enumerate().skip(1) {
+        // Undiscounted up to FLAT, the value only grows: its best there is its total.
+        let mut total = document_added[0] as u64;
+        let mut best = total as f64;
+        for (offset, &added) in document_added.iter().enumerate().skip(1) {
             total += added as u64;
-            let value = total as f64 * length_discount(l);
+            let value = total as f64 * length_discount(FLAT + offset);
             if value > best {
                 best = value;
             }
@@ -239,16 +271,13 @@ fn length_discount(l: usize) -> f64 {
     DISCOUNTS[l]
 }
 
-/// Discounts are 1.0 up to this length, so a value that only grows peaks at its last length.
-const UNDISCOUNTED: usize = 100;
-
 static DISCOUNTS: [f64; TRUTH_CUT + 1] = discounts();
 
 const fn discounts() -> [f64; TRUTH_CUT + 1] {
     let mut table = [0.0; TRUTH_CUT + 1];
     let mut l = 0;
     while l <= TRUTH_CUT {
-        let over = l.saturating_sub(UNDISCOUNTED);
+        let over = l.saturating_sub(FLAT);
         table[l] = 1.0 - over as f64 / 50.0;
         l += 1;
     }
@@ -263,9 +292,9 @@ struct Walk {
     seen: SeenNodes,
     /// Per index of t: the largest frequency of a 3-gram covering it, per source.
     max_frequency: Vec<[u16; MAX_SOURCES]>,
-    /// previous[n]: node of the n-gram ending at the previous character; n = 0 is the root.
-    previous: [NodeCode; MAX_N + 1],
-    current: [NodeCode; MAX_N + 1],
+    /// nodes[index % 2][n]: node of the n-gram ending at character `index`; n = 0 is the
+    /// root. The previous character's nodes are in the other row (no copying between them).
+    nodes: [[Node; MAX_N + 1]; 2],
     /// How many of previous[1..] exist.
     previous_depth: usize,
     /// Characters of the answer that Fluency walks.
@@ -279,8 +308,7 @@ impl Walk {
         Walk {
             seen: SeenNodes::new(),
             max_frequency: Vec::with_capacity(TRUTH_CUT),
-            previous: [ROOT; MAX_N + 1],
-            current: [ROOT; MAX_N + 1],
+            nodes: [[ROOT; MAX_N + 1]; 2],
             previous_depth: 0,
             fluency_length: 0,
             totals: [0; MAX_SOURCES],
@@ -311,11 +339,17 @@ impl Walk {
         // y[l-n..l] can be in the table only if its prefix y[l-n..l-1] (previous[n-1]) is, and
         // y[l-n-1..l] only if its suffix y[l-n..l] is: extend upwards, stop at the first miss.
         let candidates = self.candidates(index);
+        let [even, odd] = &mut self.nodes;
+        let (previous, current) = if index % 2 == 0 {
+            (odd, even)
+        } else {
+            (even, odd)
+        };
         let mut depth = 0;
         for n in 1..=candidates {
-            match table.child(self.previous[n - 1], c) {
+            match table.child(previous[n - 1], n - 1, c) {
                 Some(node) => {
-                    self.current[n] = node;
+                    current[n] = node;
                     depth = n;
                 }
                 None => break,
@@ -325,23 +359,28 @@ impl Walk {
             mark(
                 &mut self.max_frequency,
                 index - 1,
-                table.frequencies(self.current[3]),
+                &current[3].frequencies(),
             );
         }
         if index < FLUENCY_USEFUL {
             // Counted after all probes of the position, which keeps the probes independent.
-            for &node in &self.current[1..=depth] {
-                if self.seen.insert(node) {
-                    for (total, &frequency) in
-                        self.totals.iter_mut().zip(table.frequency_lanes(node))
-                    {
-                        *total += frequency as u64;
-                    }
+            // Longest first: once an n-gram was counted before, so were all the shorter ones
+            // here (its suffixes ended where it ended), so the counted set stays closed under
+            // suffixes and the first one seen ends the loop.
+            let mut added = 0;
+            for n in (1..=depth).rev() {
+                let node = current[n];
+                if !self.seen.insert(node.identity(n)) {
+                    break;
                 }
+                added += node.lanes;
+            }
+            for (lane, total) in self.totals.iter_mut().enumerate() {
+                *total += (added >> (LANE_BITS * lane as u32)) & LANE_MASK;
             }
             // Up to length 100 the value never decreases: only its last value there counts.
             let l = index + 1;
-            if l >= UNDISCOUNTED || l == self.fluency_length {
+            if l >= FLAT || l == self.fluency_length {
                 let discount = length_discount(l);
                 for (s, &baseline) in baselines.iter().enumerate() {
                     let value = self.totals[s] as f64 * discount / baseline;
@@ -351,7 +390,6 @@ impl Walk {
                 }
             }
         }
-        std::mem::swap(&mut self.previous, &mut self.current);
         self.previous_depth = depth;
     }
 
@@ -376,12 +414,12 @@ impl Walk {
             _ => None,
         };
         if let Some(node) = head.and_then(|gram| table.find(&gram)) {
-            mark(&mut self.max_frequency, 0, table.frequencies(node));
+            mark(&mut self.max_frequency, 0, &node.frequencies());
         }
         if with_end && chars.len() >= 2 {
             let gram = [chars[chars.len() - 2], chars[chars.len() - 1], '$'];
             if let Some(node) = table.find(&gram) {
-                mark(&mut self.max_frequency, t_len - 3, table.frequencies(node));
+                mark(&mut self.max_frequency, t_len - 3, &node.frequencies());
             }
         }
         kept.clear();
@@ -403,9 +441,9 @@ impl Walk {
             for (count, &j) in kept.iter().enumerate() {
                 total += ratio[self.max_frequency[j][s] as usize];
                 // The running mean matters at j >= 100 (the best) and at the end.
-                if j >= UNDISCOUNTED || j == last {
+                if j >= FLAT || j == last {
                     let current = total / (count + 1) as f64 * length_discount(j);
-                    if j >= UNDISCOUNTED && current > best {
+                    if j >= FLAT && current > best {
                         best = current;
                     }
                     if j == last && current > best {
@@ -431,8 +469,8 @@ fn mark(max_frequency: &mut [[u16; MAX_SOURCES]], start: usize, frequencies: &[u
 /// The set of nodes already counted for the current answer: open addressing over node codes,
 /// cleared in O(1) by bumping a generation stamp.
 struct SeenNodes {
-    nodes: Vec<NodeCode>,
-    stamps: Vec<u32>,
+    nodes: Box<[u64; SEEN_CAPACITY]>,
+    stamps: Box<[u32; SEEN_CAPACITY]>,
     generation: u32,
 }
 
@@ -442,8 +480,8 @@ const SEEN_CAPACITY: usize = 4096;
 impl SeenNodes {
     fn new() -> Self {
         SeenNodes {
-            nodes: vec![0; SEEN_CAPACITY],
-            stamps: vec![0; SEEN_CAPACITY],
+            nodes: Box::new([0; SEEN_CAPACITY]),
+            stamps: Box::new([0; SEEN_CAPACITY]),
             generation: 0,
         }
     }
@@ -458,9 +496,10 @@ impl SeenNodes {
 
     /// True if the node was not in the set.
     #[inline]
-    fn insert(&mut self, node: NodeCode) -> bool {
+    fn insert(&mut self, node: u64) -> bool {
         let mask = SEEN_CAPACITY - 1;
-        let mut slot = (node.wrapping_mul(0x9e37_79b1) >> 20) as usize & mask;
+        // The top bits of the product depend on every bit of the identity.
+        let mut slot = (node.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52) as usize & mask;
         loop {
             if self.stamps[slot] != self.generation {
                 self.stamps[slot] = self.generation;

@@ -1,0 +1,587 @@
+//! Building a question's n-gram table: the distinct 1..=MAX_N-grams of the reference answers,
+//! their document frequencies per source, and what the Fluency walk of every reference answer
+//! adds at each length (for the baselines, spec §2).
+//!
+//! Every text position is sorted by the (up to) MAX_N characters that start there, cut at the
+//! end of its answer, with an LSD radix sort over dense character ranks. In that order the
+//! positions sharing an n-gram are adjacent, so one sweep with a stack of open n-grams (one
+//! per length) finds every n-gram and counts its documents. With m the longest prefix that a
+//! position shares with a sorted neighbour, its n-grams of lengths up to m occur elsewhere
+//! too (stored nodes), the one of length m + 1 occurs only here (a chain head), and the
+//! longer ones continue that chain.
+
+use crate::ngram_table::{NgramTable, TableError, CHAIN, LANE_BITS, MAX_N, MAX_SOURCES, SEPARATOR};
+
+/// Fluency has no length discount up to this length, so there its total only grows.
+pub const FLAT: usize = 100;
+
+/// What the Fluency walk of each document adds, for the baselines (spec §2): per source, per
+/// document, a row of `limit - FLAT + 1` sums: column 0 is what the walk adds up to length
+/// FLAT, column i > 0 what it adds at length FLAT + i.
+pub struct WalkAdditions {
+    pub limit: usize,
+    pub by_source: Vec<Vec<u32>>,
+}
+
+impl WalkAdditions {
+    pub fn row_length(&self) -> usize {
+        row_length(self.limit)
+    }
+}
+
+fn row_length(limit: usize) -> usize {
+    limit.saturating_sub(FLAT) + 1
+}
+
+/// The walk additions of every document of the table, in one array while building: row d is
+/// document d's (documents numbered across sources, in order).
+struct AllAdditions {
+    limit: usize,
+    row: usize,
+    sums: Vec<u32>,
+}
+
+impl AllAdditions {
+    fn new(limit: usize, num_documents: usize) -> Self {
+        let row = row_length(limit);
+        AllAdditions {
+            limit,
+            row,
+            sums: vec![0; num_documents * row],
+        }
+    }
+
+    /// Adds what the walk of `document` adds at prefix length `end`.
+    #[inline]
+    fn add(&mut self, document: usize, end: usize, frequency: u32) {
+        if end <= self.limit {
+            self.sums[document * self.row + end.saturating_sub(FLAT)] += frequency;
+        }
+    }
+
+    /// Split by source (documents are numbered source after source).
+    fn by_source(self, sources_lengths: impl Iterator<Item = usize>) -> WalkAdditions {
+        let mut rest = self.sums.as_slice();
+        let by_source = sources_lengths
+            .map(|length| {
+                let (own, others) = rest.split_at(length * self.row);
+                rest = others;
+                own.to_vec()
+            })
+            .collect();
+        WalkAdditions {
+            limit: self.limit,
+            by_source,
+        }
+    }
+}
+
+/// A node of the table being built: its parent (0: the root, else 1 + the parent's index among
+/// the nodes one character shorter), its last character, and its slot value (packed document
+/// frequencies, or CHAIN | source << 32 | position for a chain head).
+pub(crate) struct BuildNode {
+    pub parent: u32,
+    pub c: char,
+    pub value: u64,
+}
+
+/// The text of all sources' answers (documents, numbered across sources), each followed by
+/// MAX_N SEPARATORs, and the dense rank of every character (0 for SEPARATOR, so a key past an
+/// answer's end is 0 without a test).
+struct Text {
+    characters: Vec<u32>,
+    ranks: Vec<u16>,
+    /// The character of each rank.
+    alphabet: Vec<u32>,
+    sources: Vec<u8>,
+    starts: Vec<u32>,
+    /// `document << 32 | position` of every character of every answer.
+    entries: Vec<u64>,
+}
+
+/// Ranks read as words: four per u64, MAX_N and a little more per position.
+const WORDS: usize = MAX_N.div_ceil(4);
+type RankWords = [u64; WORDS];
+
+impl Text {
+    fn new<S: AsRef<str>>(sources: &[&[S]]) -> Result<Self, TableError> {
+        // UTF-8 bytes bound the characters.
+        let bound: usize = sources
+            .iter()
+            .flat_map(|answers| answers.iter())
+            .map(|answer| answer.as_ref().len() + MAX_N)
+            .sum();
+        let mut characters: Vec<u32> = Vec::with_capacity(bound);
+        let mut entries: Vec<u64> = Vec::with_capacity(bound);
+        let (mut document_sources, mut starts) = (Vec::new(), Vec::new());
+        for (source, answers) in sources.iter().enumerate() {
+            if answers.len() > u16::MAX as usize {
+                return Err(TableError::TooManyDocuments { source });
+            }
+            for answer in answers.iter() {
+                let start = characters.len();
+                let document = starts.len() as u64;
+                characters.extend(answer.as_ref().chars().map(|c| c as u32));
+                entries.extend((start..characters.len()).map(|p| document << 32 | p as u64));
+                characters.extend([SEPARATOR; MAX_N]);
+                document_sources.push(source as u8);
+                starts.push(start as u32);
+            }
+        }
+        // Positions are u32 (chain positions share a u64 with CHAIN and the source).
+        if characters.len() >= u32::MAX as usize {
+            return Err(TableError::TooManyNodes);
+        }
+        // Ranks in code point order, through a table of every code point.
+        let mut rank_of = vec![0u32; char::MAX as usize + 1];
+        for &c in &characters {
+            if let Some(rank) = rank_of.get_mut(c as usize) {
+                *rank = 1;
+            }
+        }
+        let mut alphabet = vec![SEPARATOR];
+        for (c, rank) in rank_of.iter_mut().enumerate() {
+            if *rank != 0 {
+                *rank = alphabet.len() as u32;
+                alphabet.push(c as u32);
+            }
+        }
+        if alphabet.len() > u16::MAX as usize {
+            return Err(TableError::TooManyCharacters);
+        }
+        let mut ranks: Vec<u16> = characters
+            .iter()
+            .map(|&c| rank_of.get(c as usize).copied().unwrap_or(0) as u16)
+            .collect();
+        // Room to read WORDS words from the last position of the last answer.
+        ranks.extend([0; 4]);
+        Ok(Text {
+            characters,
+            ranks,
+            alphabet,
+            sources: document_sources,
+            starts,
+            entries,
+        })
+    }
+
+    /// The rank of the character `offset` (< MAX_N) places after `position`, 0 past its
+    /// answer's end.
+    #[inline]
+    fn key(&self, position: usize, offset: usize) -> usize {
+        self.ranks[position + offset] as usize
+    }
+
+    /// The ranks from `position` on, four per word, the first in the low bits.
+    #[inline]
+    fn words(&self, position: usize) -> RankWords {
+        std::array::from_fn(|word| {
+            let ranks = &self.ranks[position + 4 * word..][..4];
+            ranks
+                .iter()
+                .rev()
+                .fold(0, |word, &rank| word << 16 | rank as u64)
+        })
+    }
+
+    /// The entries sorted by the first MAX_N characters of their position (cut at the end of
+    /// their answer): a stable LSD radix sort, one pass per character.
+    fn sorted_entries(&self) -> Vec<u64> {
+        let num_ranks = self.alphabet.len();
+        let mut entries = self.entries.clone();
+        // The pass of offset j counts the rank j places after every position: the ranks of
+        // the characters at answer offsets >= j, and 0 for the others.
+        let mut histograms = vec![0u32; MAX_N * num_ranks];
+        for &entry in &entries {
+            histograms[self.key(entry as u32 as usize, 0)] += 1;
+        }
+        for offset in 1..MAX_N {
+            let (done, rest) = histograms.split_at_mut(offset * num_ranks);
+            rest[..num_ranks].copy_from_slice(&done[(offset - 1) * num_ranks..]);
+            for &start in &self.starts {
+                let rank = self.key(start as usize, offset - 1);
+                if rank != 0 {
+                    rest[rank] -= 1;
+                    rest[0] += 1;
+                }
+            }
+        }
+        let mut sorted = vec![0u64; entries.len()];
+        for offset in (0..MAX_N).rev() {
+            let starts = &mut histograms[offset * num_ranks..(offset + 1) * num_ranks];
+            let mut total = 0;
+            for start in starts.iter_mut() {
+                let count = *start;
+                *start = total;
+                total += count;
+            }
+            for &entry in &entries {
+                let key = self.key(entry as u32 as usize, offset);
+                sorted[starts[key] as usize] = entry;
+                starts[key] += 1;
+            }
+            std::mem::swap(&mut entries, &mut sorted);
+        }
+        entries
+    }
+
+    /// The character of a rank lane of `words`.
+    #[inline]
+    fn character(&self, words: &RankWords, lane: usize) -> char {
+        let rank = (words[lane / 4] >> (16 * (lane % 4))) as u16 as usize;
+        let c = self.alphabet.get(rank).copied().unwrap_or(SEPARATOR);
+        char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER)
+    }
+}
+
+/// The first lane (of up to MAX_N) holding rank 0, the end of the answer: how many n-gram
+/// lengths start at the position.
+#[inline]
+fn available(words: &RankWords) -> usize {
+    const ONES: u64 = 0x0001_0001_0001_0001;
+    const HIGHS: u64 = 0x8000_8000_8000_8000;
+    for (index, &word) in words.iter().enumerate() {
+        // The lowest set bit marks the first zero lane exactly.
+        let zeros = word.wrapping_sub(ONES) & !word & HIGHS;
+        if zeros != 0 {
+            return (4 * index + zeros.trailing_zeros() as usize / 16).min(MAX_N);
+        }
+    }
+    MAX_N
+}
+
+/// How many leading characters (at most MAX_N) two positions share within their answers.
+#[inline]
+fn common_prefix(a: &RankWords, b: &RankWords) -> usize {
+    let limit = available(a);
+    for (index, (&x, &y)) in a.iter().zip(b).enumerate() {
+        let difference = x ^ y;
+        if difference != 0 {
+            return (4 * index + difference.trailing_zeros() as usize / 16).min(limit);
+        }
+    }
+    limit
+}
+
+/// The n-grams open during the sweep, one per length, and what is counted for them.
+struct OpenNodes {
+    /// ids[n]: index of the open n-gram among the nodes of length n.
+    ids: [u32; MAX_N + 1],
+    counts: [[u16; MAX_SOURCES]; MAX_N + 1],
+    /// The documents counted for the open n-gram of each length.
+    touched: Vec<Vec<u32>>,
+    /// Per document and length: 1 + the id of the open n-gram that counted the document, and
+    /// the document's first position in it (the walk adds the n-gram where it first ends).
+    counted: Vec<(u32, u32)>,
+}
+
+impl OpenNodes {
+    fn new(num_documents: usize) -> Self {
+        OpenNodes {
+            ids: [0; MAX_N + 1],
+            counts: [[0; MAX_SOURCES]; MAX_N + 1],
+            touched: vec![Vec::new(); MAX_N + 1],
+            counted: vec![(0, 0); num_documents * (MAX_N + 1)],
+        }
+    }
+}
+
+/// Builds the table of up to MAX_SOURCES sources (each a list of documents) and what the
+/// Fluency walk of each document adds up to length `record_limit` (for the baselines).
+pub fn build_table<S: AsRef<str>>(
+    sources: &[&[S]],
+    record_limit: usize,
+) -> Result<(NgramTable, WalkAdditions), TableError> {
+    let num_sources = sources.len();
+    if num_sources == 0 || num_sources > MAX_SOURCES {
+        return Err(TableError::TooManySources(num_sources));
+    }
+    let text = Text::new(sources)?;
+    let mut additions = AllAdditions::new(record_limit, text.starts.len());
+    let sorted = text.sorted_entries();
+    let mut levels: Vec<Vec<BuildNode>> = (0..=MAX_N).map(|_| Vec::new()).collect();
+    let mut open = OpenNodes::new(text.starts.len());
+    let mut depth = 0; // lengths 1..=depth are open
+    let mut words = sorted
+        .first()
+        .map_or([0; WORDS], |&e| text.words(e as u32 as usize));
+    let mut shared_before = 0;
+    for (i, &entry) in sorted.iter().enumerate() {
+        let (position, document) = (entry as u32, (entry >> 32) as usize);
+        // The next position's ranks, and the prefix shared with it.
+        let next_words = sorted
+            .get(i + 1)
+            .map_or([0; WORDS], |&e| text.words(e as u32 as usize));
+        let shared_after = common_prefix(&words, &next_words);
+        while depth > shared_before {
+            close(&mut open, &mut levels, &mut additions, &text, depth);
+            depth -= 1;
+        }
+        let available = available(&words);
+        let shared = shared_before.max(shared_after).min(available);
+        let source = text.sources[document] as usize;
+        let offset = position - text.starts[document];
+        for (n, level) in levels
+            .iter_mut()
+            .enumerate()
+            .take(shared + 1)
+            .skip(depth + 1)
+        {
+            open.ids[n] = level.len() as u32;
+            level.push(BuildNode {
+                parent: parent_id(&open, n),
+                c: text.character(&words, n - 1),
+                value: 0,
+            });
+        }
+        depth = shared;
+        let counted = &mut open.counted[document * (MAX_N + 1)..][..MAX_N + 1];
+        for (n, (by, first)) in counted.iter_mut().enumerate().take(shared + 1).skip(1) {
+            if *by != open.ids[n] + 1 {
+                *by = open.ids[n] + 1;
+                *first = offset;
+                open.counts[n][source] += 1;
+                open.touched[n].push(document as u32);
+            } else if offset < *first {
+                *first = offset;
+            }
+        }
+        if shared < available {
+            // This position's n-gram of length shared + 1 occurs nowhere else: a chain head,
+            // and each longer n-gram of its text is in this one document, found here.
+            let head = shared + 1;
+            levels[head].push(BuildNode {
+                parent: parent_id(&open, head),
+                c: text.character(&words, shared),
+                value: CHAIN | (source as u64) << 32 | position as u64,
+            });
+            for n in head..=available {
+                additions.add(document, offset as usize + n, 1);
+            }
+        }
+        words = next_words;
+        shared_before = shared_after;
+    }
+    while depth > 0 {
+        close(&mut open, &mut levels, &mut additions, &text, depth);
+        depth -= 1;
+    }
+    levels.remove(0);
+    let table = NgramTable::freeze(&levels, text.characters, num_sources)?;
+    Ok((
+        table,
+        additions.by_source(sources.iter().map(|answers| answers.len())),
+    ))
+}
+
+/// The parent of a new node of length n: the root, or the open node one character shorter.
+#[inline]
+fn parent_id(open: &OpenNodes, n: usize) -> u32 {
+    if n == 1 {
+        0
+    } else {
+        open.ids[n - 1] + 1
+    }
+}
+
+/// Closes the open n-gram of length n: its frequencies, and what the walk of each of its
+/// documents adds where the n-gram first ends there.
+fn close(
+    open: &mut OpenNodes,
+    levels: &mut [Vec<BuildNode>],
+    additions: &mut AllAdditions,
+    text: &Text,
+    n: usize,
+) {
+    let counts = std::mem::take(&mut open.counts[n]);
+    levels[n][open.ids[n] as usize].value = counts
+        .iter()
+        .enumerate()
+        .fold(0u64, |value, (lane, &count)| {
+            value | (count as u64) << (LANE_BITS * lane as u32)
+        });
+    for &document in &open.touched[n] {
+        let document = document as usize;
+        let first = open.counted[document * (MAX_N + 1) + n].1 as usize;
+        additions.add(
+            document,
+            first + n,
+            counts[text.sources[document] as usize] as u32,
+        );
+    }
+    open.touched[n].clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{HashMap, HashSet};
+
+    fn chars(s: &str) -> Vec<char> {
+        s.chars().collect()
+    }
+
+    fn build(sources: &[&[&str]]) -> NgramTable {
+        build_table(sources, 0).unwrap().0
+    }
+
+    fn df(table: &NgramTable, gram: &str) -> Vec<u16> {
+        let lanes = match table.find(&chars(gram)) {
+            Some(node) => node.frequencies(),
+            None => [0; MAX_SOURCES],
+        };
+        lanes[..table.num_sources()].to_vec()
+    }
+
+    #[test]
+    fn counts_documents_not_occurrences() {
+        let table = build(&[&["ああい", "あう"], &["いい"]]);
+        assert_eq!(df(&table, "あ"), vec![2, 0]);
+        assert_eq!(df(&table, "い"), vec![1, 1]);
+        assert_eq!(df(&table, "ああ"), vec![1, 0]);
+        assert_eq!(df(&table, "いい"), vec![0, 1]);
+        assert_eq!(df(&table, "ああい"), vec![1, 0]);
+        assert_eq!(df(&table, "う"), vec![1, 0]);
+        assert_eq!(df(&table, "え"), vec![0, 0]);
+        // Stored: あ い (several occurrences) and the chain heads う ああ あい あう いい
+        // (ああい continues the chain of ああ).
+        assert_eq!(table.num_nodes(), 7);
+    }
+
+    #[test]
+    fn chains_follow_the_text_of_their_only_occurrence() {
+        let table = build(&[&["xabcdefghij", "xab"], &["zz"]]);
+        assert_eq!(df(&table, "bcdefghij"), vec![1, 0]);
+        assert_eq!(df(&table, "abcdefghij"), vec![1, 0]);
+        assert_eq!(df(&table, "bcdefghia"), vec![0, 0]);
+        // A chain ends with its reference answer.
+        assert_eq!(df(&table, "hij"), vec![1, 0]);
+        assert_eq!(table.find(&chars("hijz")), None);
+        assert_eq!(df(&table, "xab"), vec![2, 0]);
+        assert_eq!(df(&table, "xabc"), vec![1, 0]);
+        assert_eq!(df(&table, "zz"), vec![0, 1]);
+        // Chain positions of one occurrence are one n-gram per length.
+        let short = table.find(&chars("cde")).unwrap();
+        let long = table.find(&chars("cdef")).unwrap();
+        assert_eq!(short, long);
+        assert_ne!(short.identity(3), long.identity(4));
+    }
+
+    #[test]
+    fn keeps_ngrams_up_to_ten_characters() {
+        let table = build(&[&["0123456789abc", "0123456789abc"]]);
+        assert_eq!(df(&table, "0123456789"), vec![2]);
+        assert_eq!(df(&table, "3456789abc"), vec![2]);
+        assert_eq!(table.find(&chars("0123456789a")), None);
+    }
+
+    #[test]
+    fn astral_and_nul_characters_are_ordinary_code_points() {
+        let table = build(&[&["𠮷\u{0}😀", "\u{10FFFF}", "𠮷\u{0}"]]);
+        assert_eq!(df(&table, "𠮷\u{0}"), vec![2]);
+        assert_eq!(df(&table, "\u{0}😀"), vec![1]);
+        assert_eq!(df(&table, "\u{10FFFF}"), vec![1]);
+    }
+
+    #[test]
+    fn holds_many_ngrams() {
+        let answers: Vec<String> = (0..5000).map(|i| format!("回答{i:05}です。")).collect();
+        let table = build(&[&answers.iter().map(String::as_str).collect::<Vec<_>>()]);
+        assert_eq!(df(&table, "です。"), vec![5000]);
+        assert_eq!(df(&table, "回答01234"), vec![1]);
+        assert_eq!(df(&table, "回答01234です"), vec![1]);
+        assert_eq!(df(&table, "回答01"), vec![1000]);
+    }
+
+    /// Deterministic pseudo-random answers over a small alphabet, with repeats.
+    fn random_answers(count: usize, seed: u64) -> Vec<String> {
+        let alphabet: Vec<char> = "あいうえおか漢字😀\u{0}ab".chars().collect();
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        };
+        (0..count)
+            .map(|_| {
+                let length = next() % 30;
+                (0..length)
+                    .map(|_| alphabet[(next() % 3).min(next() % alphabet.len())])
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn frequencies_and_additions_match_the_definition() {
+        let sources: Vec<Vec<String>> = (0..3).map(|s| random_answers(60, s + 7)).collect();
+        let views: Vec<&[String]> = sources.iter().map(Vec::as_slice).collect();
+        let limit = 20;
+        let (table, additions) = build_table(&views, limit).unwrap();
+        // Document frequencies of every n-gram, directly.
+        let mut expected: HashMap<Vec<char>, [u16; MAX_SOURCES]> = HashMap::new();
+        for (source, answers) in sources.iter().enumerate() {
+            for answer in answers {
+                let chars = chars(answer);
+                let grams: HashSet<&[char]> = (1..=MAX_N).flat_map(|n| chars.windows(n)).collect();
+                for gram in grams {
+                    expected.entry(gram.to_vec()).or_default()[source] += 1;
+                }
+            }
+        }
+        for (gram, frequencies) in &expected {
+            let node = table.find(gram).expect("every reference n-gram is found");
+            assert_eq!(&node.frequencies(), frequencies, "{gram:?}");
+        }
+        assert_eq!(table.find(&chars("zz")), None);
+        // What each answer's walk adds at each length: the frequencies of the n-grams that
+        // first end there.
+        for (source, answers) in sources.iter().enumerate() {
+            for (index, answer) in answers.iter().enumerate() {
+                let chars = chars(answer);
+                let mut seen = HashSet::new();
+                let mut row = vec![0u32; additions.row_length()];
+                for end in 1..=chars.len().min(limit) {
+                    for n in 1..=end.min(MAX_N) {
+                        let gram = &chars[end - n..end];
+                        if seen.insert(gram.to_vec()) {
+                            row[end.saturating_sub(FLAT)] += expected[gram][source] as u32;
+                        }
+                    }
+                }
+                let start = index * additions.row_length();
+                let got = &additions.by_source[source][start..start + additions.row_length()];
+                assert_eq!(got, row, "source {source} answer {index}");
+            }
+        }
+    }
+
+    #[test]
+    fn records_what_the_fluency_walk_adds() {
+        // Columns: 0 = what is added up to FLAT, i = at FLAT + i.
+        let long: String = "a".repeat(FLAT) + "bab";
+        let (_, additions) = build_table(&[&[long.as_str(), "b"]], FLAT + 2).unwrap();
+        assert_eq!(additions.row_length(), 3);
+        // Up to 100: a..a (1..=10 a's), each in 1 document: 10.
+        // l = 101: b (2 documents), ab, aab, ..., a^9 b: 2 + 9 = 11.
+        // l = 102: ba, aba, ..., a^8 b a: 9 n-grams (the 1-gram a is not new).
+        assert_eq!(additions.by_source[0][..3], [10, 11, 9]);
+        // "b": l = 1: b (2).
+        assert_eq!(additions.by_source[0][3..6], [2, 0, 0]);
+    }
+
+    #[test]
+    fn rejects_bad_source_counts() {
+        let none: [&[&str]; 0] = [];
+        assert!(matches!(
+            build_table(&none, 0),
+            Err(TableError::TooManySources(0))
+        ));
+        let four: [&[&str]; 4] = [&["a"]; 4];
+        assert!(matches!(
+            build_table(&four, 0),
+            Err(TableError::TooManySources(4))
+        ));
+    }
+}
