@@ -115,12 +115,10 @@ fn length_discount(i: usize) -> f64 {
 /// Helpfulness of an answer (spec §5); `external` holds the values of the External leaves.
 pub fn helpfulness<'a>(
     rules: &'a [WeightedRule],
-    answer: &str,
+    answer: &[char],
     external: &[u32],
-    chars: &mut Vec<char>,
 ) -> Helpfulness<'a> {
-    chars.clear();
-    chars.extend(answer.chars().take(HELPFULNESS_CUT));
+    let chars = &answer[..answer.len().min(HELPFULNESS_CUT)];
     let last = chars.len().min(HELPFULNESS_USEFUL);
     let mut scores: Vec<f64> = (0..=last).map(length_discount).collect();
     let values: Vec<(u32, &str)> = rules
@@ -175,7 +173,8 @@ mod tests {
     }
 
     fn score(rules: &[WeightedRule], answer: &str) -> (f64, Vec<(String, f64)>) {
-        let result = helpfulness(rules, answer, &[], &mut Vec::new());
+        let answer: Vec<char> = answer.chars().collect();
+        let result = helpfulness(rules, &answer, &[]);
         (
             result.value,
             result

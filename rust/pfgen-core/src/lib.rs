@@ -57,9 +57,9 @@ impl QuestionScorer {
         self.references.num_sources()
     }
 
-    /// Scores `answers`; `external[i * num_external + j]` is the value of External leaf j for
-    /// answer i. Large batches use every thread of the rayon pool.
-    pub fn score_batch<S: AsRef<str> + Sync>(
+    /// Scores `answers` (each as its characters); `external[i * num_external + j]` is the value
+    /// of External leaf j for answer i. Large batches use every thread of the rayon pool.
+    pub fn score_batch<S: AsRef<[char]> + Sync>(
         &self,
         answers: &[S],
         external: &[u32],
@@ -67,6 +67,7 @@ impl QuestionScorer {
     ) -> ScoreBatch {
         let n = answers.len();
         let k = self.num_sources();
+        self.references.warm_caches();
         let mut fluency = vec![0.0; n * k];
         let mut truthfulness = vec![0.0; n * k];
         let mut helpfulness = vec![0.0; n];
@@ -74,7 +75,6 @@ impl QuestionScorer {
         let mut results: Vec<Vec<(String, f64)>> = vec![Vec::new(); n]; // empty: no allocation
         let score_chunk = |first: usize, out: ChunkOut| {
             let mut scratch = Scratch::default();
-            let mut chars = Vec::new();
             for offset in 0..out.helpfulness.len() {
                 let i = first + offset;
                 let answer = answers[i].as_ref();
@@ -85,14 +85,8 @@ impl QuestionScorer {
                 let external_row = external
                     .get(i * self.num_external..(i + 1) * self.num_external)
                     .unwrap_or(&[]);
-                let (help, average, results) = self.finish_record(
-                    answer,
-                    external_row,
-                    &mut chars,
-                    fluency,
-                    truthfulness,
-                    with_results,
-                );
+                let (help, average, results) =
+                    self.finish_record(answer, external_row, fluency, truthfulness, with_results);
                 out.helpfulness[offset] = help;
                 out.average[offset] = average;
                 out.results[offset] = results;
@@ -142,9 +136,8 @@ impl QuestionScorer {
     /// returns (rounded helpfulness, average, helpfulness_results if asked for).
     fn finish_record(
         &self,
-        answer: &str,
+        answer: &[char],
         external: &[u32],
-        chars: &mut Vec<char>,
         fluency: &mut [f64],
         truthfulness: &mut [f64],
         with_results: bool,
@@ -161,7 +154,7 @@ impl QuestionScorer {
             *value = py_round(*value / k, 6);
             truthfulness_sum += *value;
         }
-        let help = helpfulness(&self.rules, answer, external, chars);
+        let help = helpfulness(&self.rules, answer, external);
         let average = py_round((fluency_sum + truthfulness_sum + help.value) / 3.0, 5);
         let results = if with_results {
             help.results

@@ -85,7 +85,6 @@ pub struct ReferenceTables {
 /// Scratch space of one scoring thread, reused across answers.
 pub struct Scratch {
     walk: Walk,
-    chars: Vec<char>,
     kept: Vec<usize>,
 }
 
@@ -93,7 +92,6 @@ impl Default for Scratch {
     fn default() -> Self {
         Scratch {
             walk: Walk::new(),
-            chars: Vec::with_capacity(TRUTH_CUT),
             kept: Vec::with_capacity(TRUTH_CUT),
         }
     }
@@ -139,6 +137,13 @@ impl ReferenceTables {
         self.baselines.len()
     }
 
+    /// Reads the tables through once, in order (see `NgramTable::warm_caches`).
+    pub fn warm_caches(&self) {
+        for table in &self.tables {
+            table.warm_caches();
+        }
+    }
+
     pub fn baselines(&self) -> &[f64] {
         &self.baselines
     }
@@ -151,65 +156,32 @@ impl ReferenceTables {
         self.tables.iter().map(NgramTable::memory_bytes).sum()
     }
 
-    /// Fluency (spec §3) and Truthfulness (spec §4) of `answer` against every source.
+    /// Fluency (spec §3) and Truthfulness (spec §4) of `answer` (its characters) against every
+    /// source.
     pub fn score(
         &self,
-        answer: &str,
+        answer: &[char],
         scratch: &mut Scratch,
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        self.score_together(
-            &[answer],
-            std::slice::from_mut(scratch),
-            fluency,
-            truthfulness,
-        );
-    }
-
-    /// Scores several answers (one scratch each) with their walks in lockstep, a character of
-    /// each in turn: each walk waits for a memory access per character, and the waits of
-    /// different answers overlap. Row i of `fluency` and `truthfulness` (num_sources values)
-    /// is answer i's.
-    pub fn score_together(
-        &self,
-        answers: &[&str],
-        scratches: &mut [Scratch],
-        fluency: &mut [f64],
-        truthfulness: &mut [f64],
-    ) {
-        let k = self.num_sources();
-        let scratches = &mut scratches[..answers.len()];
-        for (scratch, answer) in scratches.iter_mut().zip(answers) {
-            scratch.chars.clear();
-            scratch.chars.extend(answer.chars().take(TRUTH_CUT - 1));
-        }
-        let longest = scratches.iter().map(|s| s.chars.len()).max().unwrap_or(0);
+        let Scratch { walk, kept } = scratch;
+        let chars = &answer[..answer.len().min(TRUTH_CUT - 1)];
         for (group, table) in self.tables.iter().enumerate() {
             let first = group * MAX_SOURCES;
             let sources = first..first + table.num_sources();
-            let baselines = &self.baselines[sources.clone()];
-            for scratch in scratches.iter_mut() {
-                scratch.walk.reset(scratch.chars.len());
+            walk.reset(chars.len());
+            for (index, &c) in chars.iter().enumerate() {
+                walk.advance(table, index, c, &self.baselines[sources.clone()]);
             }
-            for index in 0..longest {
-                for Scratch { walk, chars, .. } in scratches.iter_mut() {
-                    if let Some(&c) = chars.get(index) {
-                        walk.advance(table, index, c, baselines);
-                    }
-                }
-            }
-            for (i, Scratch { walk, chars, kept }) in scratches.iter_mut().enumerate() {
-                let row = i * k;
-                walk.finish(
-                    table,
-                    chars,
-                    &self.truth_ratios[sources.clone()],
-                    kept,
-                    &mut fluency[row + first..row + sources.end],
-                    &mut truthfulness[row + first..row + sources.end],
-                );
-            }
+            walk.finish(
+                table,
+                chars,
+                &self.truth_ratios[sources.clone()],
+                kept,
+                &mut fluency[sources.clone()],
+                &mut truthfulness[sources],
+            );
         }
     }
 
@@ -529,8 +501,9 @@ mod tests {
 
     fn scores(tables: &ReferenceTables, answer: &str) -> (f64, f64) {
         let (mut fluency, mut truthfulness) = ([0.0], [0.0]);
+        let answer: Vec<char> = answer.chars().collect();
         tables.score(
-            answer,
+            &answer,
             &mut Scratch::default(),
             &mut fluency,
             &mut truthfulness,

@@ -3,6 +3,7 @@
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
@@ -29,6 +30,47 @@ fn utf8_strings(strings: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>>
         copies.push(String::from_utf8_lossy(bytes.as_bytes()).into_owned());
     }
     Ok(copies)
+}
+
+/// The characters of many answers in one buffer, and where each answer ends: read straight
+/// from the strings' code points (`PyUnicode_AsUCS4`), without the UTF-8 round trip. A lone
+/// surrogate (not a character) is refused.
+fn answer_characters(strings: &Bound<'_, PyAny>) -> PyResult<(Vec<char>, Vec<usize>)> {
+    let py = strings.py();
+    let mut characters: Vec<char> = Vec::new();
+    let mut ends = Vec::with_capacity(strings.len().unwrap_or(0));
+    let mut code_points: Vec<u32> = Vec::new();
+    for (index, item) in strings.try_iter()?.enumerate() {
+        let item = item?;
+        let text = item
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err(format!("answer {index} is not a string")))?;
+        // SAFETY: `text` is a live str object.
+        let length = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
+        if length < 0 {
+            return Err(PyErr::fetch(py));
+        }
+        code_points.clear();
+        code_points.resize(length as usize, 0);
+        if length > 0 {
+            // SAFETY: the buffer holds exactly the string's `length` code points; no NUL added.
+            let filled = unsafe {
+                ffi::PyUnicode_AsUCS4(text.as_ptr(), code_points.as_mut_ptr(), length, 0)
+            };
+            if filled.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        for &code_point in &code_points {
+            characters.push(char::from_u32(code_point).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "answer {index} is not valid Unicode text (it holds a lone surrogate)"
+                ))
+            })?);
+        }
+        ends.push(characters.len());
+    }
+    Ok((characters, ends))
 }
 
 /// Table building frees large scratch buffers, which glibc keeps mapped (its mmap threshold
@@ -173,7 +215,15 @@ impl QuestionScorer {
         Option<Vec<Vec<(String, f64)>>>,
         Option<Vec<Bound<'py, PyBytes>>>,
     )> {
-        let answers = utf8_strings(&answers, "answer")?;
+        let (characters, ends) = answer_characters(&answers)?;
+        let answers: Vec<&[char]> = ends
+            .iter()
+            .scan(0, |start, &end| {
+                let answer = &characters[*start..end];
+                *start = end;
+                Some(answer)
+            })
+            .collect();
         let n = answers.len();
         let external_values = self.external_values(n, external)?;
         let (batch, records) = py.detach(|| {
