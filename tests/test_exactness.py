@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import published_runs
-from pfgen_fast import QuestionScorer
+from pfgen_fast import QuestionScorer, _core
 from pfgen_fast.data import Question, load_questions
 from reference_scorer import EXCLUDED, ReferenceScorer
 
@@ -220,16 +220,17 @@ def test_subset_and_order_of_sources(
 
 
 @pytest.mark.parametrize("question_id", QUESTION_IDS)
-def test_trigram_df(
+def test_report_trigram_coverage(
     question_id: str, pairs: dict[str, Pair], trial_answers: dict[str, list[str]]
 ) -> None:
     pair = pairs[question_id]
     references = [a for refs in pair.question.answers.values() for a in refs]
 
     @EXACTNESS
-    @given(answers_strategy(references, trial_answers[question_id]))
-    def check(text: str) -> None:
-        assert pair.core.trigram_df(text) == pair.reference.trigram_df(text), repr(text)
+    @given(st.lists(answers_strategy(references, trial_answers[question_id]), max_size=3))
+    def check(texts: list[str]) -> None:
+        expected = [df for text in texts for df in pair.reference.trigram_df(text)]
+        assert _core.trigram_coverage(references, texts).tolist() == expected, repr(texts)
 
     check()
 

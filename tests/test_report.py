@@ -11,20 +11,21 @@ import sys
 from pathlib import Path
 
 import polars as pl
-import pytest
 
 from conftest import BENCH_DIR, DATA_DIR, published_runs
+from pfgen_fast.data import load_questions
 from pfgen_fast.leaderboard import markdown_table, rank_runs, replace_table
-from pfgen_fast.report import escape_text, load_result, marked_texts, render_page
-from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
+from pfgen_fast.report import (
+    RunResult,
+    SampleCoverage,
+    escape_text,
+    load_result,
+    marked_texts,
+    render_page,
+)
 
 SYSTEM_RESULTS = [DATA_DIR / "result.json", DATA_DIR / "final" / "result.json"]
 SMALL_RUN = "sbintuitions/sarashina1-13b"
-
-
-@pytest.fixture(scope="module")
-def coverage(data_dir: Path) -> dict[str, QuestionScorer]:
-    return build_scorers(ReferenceData.load(data_dir).questions.values())
 
 
 def result_paths() -> list[Path]:
@@ -42,16 +43,15 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_every_published_page_is_reproduced_byte_for_byte(
-    bench: Path, coverage: dict[str, QuestionScorer]
-) -> None:
+def test_every_published_page_is_reproduced_byte_for_byte(bench: Path, data_dir: Path) -> None:
     paths = result_paths()
     assert len(paths) == 68
+    runs = [load_result(path) for path in paths]
+    coverage = SampleCoverage(runs, load_questions(data_dir))
     different = [
-        str(path)
-        for path in paths
-        if render_page(load_result(path), coverage).encode()
-        != (path.parent / "README.md").read_bytes()
+        str(run.path)
+        for run in runs
+        if render_page(run, coverage).encode() != (run.path.parent / "README.md").read_bytes()
     ]
     assert different == []
 
@@ -102,9 +102,11 @@ def test_leaderboard_cuts_long_names_and_replaces_between_markers(tmp_path: Path
 
 
 def test_markup_of_short_empty_and_control_texts(data_dir: Path) -> None:
-    scorer = QuestionScorer(ReferenceData.load(data_dir).questions["Q02"])
     texts = ["", "つ", "つるかめ算は、\n算数(1+1)の<問題>です。", "\x01&"]
-    marked = marked_texts(texts, [scorer] * len(texts))
+    samples = {"Q02": {"samples": [{"answer": text} for text in texts]}}
+    run = RunResult(Path("run/result.json"), "", {"questions": samples})
+    coverage = SampleCoverage([run], load_questions(data_dir, {"Q02", "Q03"}))
+    marked = marked_texts([("Q02", texts[:2]), ("Q03", []), ("Q02", texts[2:])], coverage)
     assert marked[0] == ""
     assert marked[1] == "<s>つ</s>"  # no 3-gram at all: rare
     assert marked[2].startswith("<b>つるかめ算は、</b>")

@@ -10,15 +10,19 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import orjson
 
+from pfgen_fast import _core
+from pfgen_fast.data import Question
 from pfgen_fast.errors import InputError
 
 # Display names of the reference sources, in the order the pages list them.
@@ -51,15 +55,6 @@ RUN_FORMATS = {1: "<b>{}</b>", -1: "<s>{}</s>", 0: "{}"}
 
 def escape_text(text: str) -> str:
     return SPECIAL.sub(lambda match: ESCAPES[match.group()], text)
-
-
-class TrigramCoverage(Protocol):
-    """What the sample markup needs of a question's references (a `QuestionScorer` is one)."""
-
-    @property
-    def num_references(self) -> int: ...
-
-    def trigram_df(self, text: str) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -219,15 +214,59 @@ def sample_heading(scores: Mapping[str, Any]) -> str:
     )
 
 
-def marked_texts(texts: Sequence[str], coverages: Sequence[TrigramCoverage]) -> list[str]:
-    """Each text escaped, with <b> around its common and <s> around its rare characters.
-    The texts of a page are classified together in numpy; only the runs loop in Python."""
+class SampleCoverage:
+    """For the sample texts of some runs, per question: for every character, the largest number
+    of the question's reference answers holding a 3-gram that covers it. One pass over each
+    question's references serves all pages (questions in parallel: the core releases the GIL).
+    Runs whose samples are malformed, or questions not in `questions`, are left out: rendering
+    their pages reports them."""
+
+    def __init__(self, runs: Iterable[RunResult], questions: Mapping[str, Question]) -> None:
+        texts: dict[str, dict[str, None]] = {}
+        for run in runs:
+            try:
+                for qid, question in run.data["questions"].items():
+                    samples = [sample["answer"] for sample in question["samples"]]
+                    texts.setdefault(qid, {}).update(dict.fromkeys(samples))
+            except (KeyError, TypeError, AttributeError):
+                continue
+        self.num_references = {
+            qid: sum(len(answers) for answers in question.answers.values())
+            for qid, question in questions.items()
+        }
+        self._coverage: dict[tuple[str, str], np.ndarray] = {}
+
+        def count(qid: str) -> None:
+            references = [a for answers in questions[qid].answers.values() for a in answers]
+            question_texts = [t for t in texts[qid] if isinstance(t, str)]
+            coverage = _core.trigram_coverage(references, question_texts)
+            ends = np.cumsum([len(text) for text in question_texts])
+            for text, part in zip(question_texts, np.split(coverage, ends[:-1]), strict=True):
+                self._coverage[qid, text] = part
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            list(pool.map(count, [qid for qid in texts if qid in questions]))
+
+    def of(self, question_id: str, text: str) -> np.ndarray:
+        return self._coverage[question_id, text]
+
+
+def marked_texts(
+    question_texts: Sequence[tuple[str, Sequence[str]]], coverage: SampleCoverage
+) -> list[str]:
+    """The texts of every (question id, texts) group, in order, each escaped, with <b> around
+    its common and <s> around its rare characters. The texts of a page are classified
+    together in numpy; only the runs loop in Python."""
+    texts = [text for _, group in question_texts for text in group]
     lengths = [len(text) for text in texts]
-    frequencies: list[int] = []
-    for text, coverage in zip(texts, coverages, strict=True):
-        frequencies.extend(coverage.trigram_df(text))
-    df = np.array(frequencies, dtype=np.int64)
-    references = np.repeat([c.num_references for c in coverages], lengths).astype(np.int64)
+    df = np.concatenate(
+        [np.zeros(0, dtype=np.uint32)]
+        + [coverage.of(qid, text) for qid, group in question_texts for text in group]
+    ).astype(np.int64)
+    references = np.repeat(
+        [coverage.num_references[qid] for qid, _ in question_texts],
+        [sum(len(text) for text in group) for _, group in question_texts],
+    ).astype(np.int64)
     kinds = (df * BOLD_DIVISOR > references).astype(np.int8)  # 1: bold
     kinds[df * STRIKE_DIVISOR < references] = -1  # -1: struck through, 0: plain
     # A run starts where the kind changes or a text begins; runs never span two texts.
@@ -252,8 +291,8 @@ def marked_texts(texts: Sequence[str], coverages: Sequence[TrigramCoverage]) -> 
     return ["".join(pieces[a:b]) for a, b in zip([0, *runs_before[:-1]], runs_before, strict=True)]
 
 
-def render_page(run: RunResult, coverage: Mapping[str, TrigramCoverage]) -> str:
-    """The README.md of a run; `coverage` has the reference 3-grams of each of its questions.
+def render_page(run: RunResult, coverage: SampleCoverage) -> str:
+    """The README.md of a run; `coverage` holds its samples' 3-gram counts.
     The samples are checked only when they fail to render (checking all costs as much as
     rendering); the error then names the field."""
     try:
@@ -263,17 +302,20 @@ def render_page(run: RunResult, coverage: Mapping[str, TrigramCoverage]) -> str:
         raise InputError(f"{run.path}: cannot render the page: {error!r}") from None
 
 
-def _render_page(run: RunResult, coverage: Mapping[str, TrigramCoverage]) -> str:
+def _render_page(run: RunResult, coverage: SampleCoverage) -> str:
     data = run.data
     questions: dict[str, Any] = data["questions"]
-    missing = sorted(set(questions) - set(coverage))
+    missing = sorted(set(questions) - set(coverage.num_references))
     if missing:
         raise InputError(f"{run.path}: questions not in the data directory: {', '.join(missing)}")
-    samples = [
-        (qid, sample) for qid, question in questions.items() for sample in question["samples"]
-    ]
     marked = iter(
-        marked_texts([s["answer"] for _, s in samples], [coverage[qid] for qid, _ in samples])
+        marked_texts(
+            [
+                (qid, [sample["answer"] for sample in question["samples"]])
+                for qid, question in questions.items()
+            ],
+            coverage,
+        )
     )
     lines = [
         f"# Model: {run.model}",

@@ -155,11 +155,6 @@ class QuestionScorer:
         assert records is not None
         return records
 
-    def trigram_df(self, text: str) -> list[int]:
-        """Per character of `text`: the largest document frequency, summed over the sources, of
-        the 3-grams of `text` that cover it (0 when none occurs in the references)."""
-        return self._core.trigram_coverage(text)
-
     @property
     def baselines(self) -> dict[str, float]:
         """Mean raw fluency of each source's own reference answers (spec §2)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from pfgen_fast.data import resolve_data_dir
+from pfgen_fast.data import load_questions, resolve_data_dir
 from pfgen_fast.errors import InputError, PfgenError
 from pfgen_fast.leaderboard import (
     export_bytes,
@@ -17,7 +17,14 @@ from pfgen_fast.leaderboard import (
     replace_table,
     rich_table,
 )
-from pfgen_fast.report import RunResult, load_result, page_is_current, render_page
+from pfgen_fast.report import (
+    RunResult,
+    SampleCoverage,
+    load_result,
+    page_is_current,
+    render_page,
+)
+from pfgen_fast.results import write_atomically
 from pfgen_fast.trials import expand_paths
 
 DEFAULT_PATTERNS = ["result/**/result.json", "data/**/result.json"]
@@ -43,17 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def write_pages(runs: list[RunResult], data_arg: str | None, force: bool, console: Console) -> int:
     """Writes the README.md of every run whose page is not current; returns the failures."""
-    from pfgen_fast.results import write_atomically
-    from pfgen_fast.scorer import ReferenceData, build_scorers
-
     stale = [r for r in runs if force or not page_is_current(r.path.parent / "README.md", r.sha1)]
     if not stale:
         console.print(f"{len(runs)} page(s) already current")
         return 0
-    references = ReferenceData.load(resolve_data_dir(data_arg))
     needed = {qid for run in stale for qid in run.data["questions"]}
-    questions = [q for qid, q in references.questions.items() if qid in needed]
-    coverage = build_scorers(questions)
+    coverage = SampleCoverage(stale, load_questions(resolve_data_dir(data_arg), needed))
     failures = 0
     for run in stale:
         readme = run.path.parent / "README.md"
@@ -72,8 +74,6 @@ def write_pages(runs: list[RunResult], data_arg: str | None, force: bool, consol
 
 
 def write_export(output: Path, data: bytes) -> None:
-    from pfgen_fast.results import write_atomically
-
     try:
         write_atomically(output, data)
     except OSError as error:
@@ -81,8 +81,6 @@ def write_export(output: Path, data: bytes) -> None:
 
 
 def update_readme(readme: Path, runs: list[RunResult]) -> None:
-    from pfgen_fast.results import write_atomically
-
     try:
         text = readme.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

@@ -9,6 +9,7 @@ pub mod rare_ngrams;
 pub mod record_json;
 pub mod reference;
 pub mod rounding;
+pub mod trigram_counts;
 
 use rayon::prelude::*;
 

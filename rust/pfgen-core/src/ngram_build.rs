@@ -132,27 +132,38 @@ impl Text {
         if characters.len() >= u32::MAX as usize {
             return Err(TableError::TooManyNodes);
         }
-        // Ranks in code point order, through a table of every code point.
-        let mut rank_of = vec![0u32; char::MAX as usize + 1];
+        // Ranks in code point order: a bit per code point marks those present, and a rank is
+        // 1 + the number of marked code points below it.
+        let mut present = vec![0u64; (char::MAX as usize + 1).div_ceil(64)];
         for &c in &characters {
-            if let Some(rank) = rank_of.get_mut(c as usize) {
-                *rank = 1;
+            if let Some(word) = present.get_mut(c as usize / 64) {
+                *word |= 1 << (c % 64);
             }
         }
+        let mut marked_before = Vec::with_capacity(present.len());
         let mut alphabet = vec![SEPARATOR];
-        for (c, rank) in rank_of.iter_mut().enumerate() {
-            if *rank != 0 {
-                *rank = alphabet.len() as u32;
-                alphabet.push(c as u32);
+        for (index, &word) in present.iter().enumerate() {
+            marked_before.push(alphabet.len() as u32);
+            let mut bits = word;
+            while bits != 0 {
+                alphabet.push((index * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
             }
         }
         if alphabet.len() > u16::MAX as usize {
             return Err(TableError::TooManyCharacters);
         }
-        let mut ranks: Vec<u16> = characters
-            .iter()
-            .map(|&c| rank_of.get(c as usize).copied().unwrap_or(0) as u16)
-            .collect();
+        let rank = |c: u32| -> u16 {
+            let index = c as usize / 64;
+            match (present.get(index), marked_before.get(index)) {
+                (Some(&word), Some(&before)) => {
+                    let below = word & ((1u64 << (c % 64)) - 1);
+                    (before + below.count_ones()) as u16
+                }
+                _ => 0, // SEPARATOR
+            }
+        };
+        let mut ranks: Vec<u16> = characters.iter().map(|&c| rank(c)).collect();
         // Room to read WORDS words from the last position of the last answer.
         ranks.extend([0; 4]);
         Ok(Text {
@@ -302,16 +313,18 @@ pub fn build_table<S: AsRef<str>>(
     let mut levels: Vec<Vec<BuildNode>> = (0..=MAX_N).map(|_| Vec::new()).collect();
     let mut open = OpenNodes::new(text.starts.len());
     let mut depth = 0; // lengths 1..=depth are open
-    let mut words = sorted
-        .first()
-        .map_or([0; WORDS], |&e| text.words(e as u32 as usize));
+                       // The ranks of sorted position i + k (zeros past the end): read a position ahead of their
+                       // use, as the positions are scattered over the text and each read misses the caches.
+    let words_at = |i: usize| {
+        sorted
+            .get(i)
+            .map_or([0; WORDS], |&e| text.words(e as u32 as usize))
+    };
+    let (mut words, mut next_words) = (words_at(0), words_at(1));
     let mut shared_before = 0;
     for (i, &entry) in sorted.iter().enumerate() {
         let (position, document) = (entry as u32, (entry >> 32) as usize);
-        // The next position's ranks, and the prefix shared with it.
-        let next_words = sorted
-            .get(i + 1)
-            .map_or([0; WORDS], |&e| text.words(e as u32 as usize));
+        let after_next_words = words_at(i + 2);
         let shared_after = common_prefix(&words, &next_words);
         while depth > shared_before {
             close(&mut open, &mut levels, &mut additions, &text, depth);
@@ -359,7 +372,7 @@ pub fn build_table<S: AsRef<str>>(
                 additions.add(document, offset as usize + n, 1);
             }
         }
-        words = next_words;
+        (words, next_words) = (next_words, after_next_words);
         shared_before = shared_after;
     }
     while depth > 0 {

@@ -184,27 +184,6 @@ impl ReferenceTables {
             );
         }
     }
-
-    /// For each character of `text`, the largest document frequency, summed over sources, of
-    /// the 3-grams of `text` that cover it (0 when none is in the tables).
-    pub fn trigram_coverage(&self, text: &str) -> Vec<u32> {
-        let chars: Vec<char> = text.chars().collect();
-        let mut coverage = vec![0u32; chars.len()];
-        for start in 0..chars.len().saturating_sub(2) {
-            let gram = &chars[start..start + 3];
-            let total: u32 = self
-                .tables
-                .iter()
-                .filter_map(|table| table.find(gram).map(|node| node.frequencies()))
-                .flatten()
-                .map(|f| f as u32)
-                .sum();
-            for slot in &mut coverage[start..start + 3] {
-                *slot = (*slot).max(total);
-            }
-        }
-        coverage
-    }
 }
 
 /// The baseline of a source (spec §2): the mean, in file order, of its answers' fluency with

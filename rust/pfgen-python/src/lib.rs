@@ -32,10 +32,10 @@ fn utf8_strings(strings: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>>
     Ok(copies)
 }
 
-/// The characters of many answers in one buffer, and where each answer ends: read straight
-/// from the strings' code points (`PyUnicode_AsUCS4`), without the UTF-8 round trip. A lone
-/// surrogate (not a character) is refused.
-fn answer_characters(strings: &Bound<'_, PyAny>) -> PyResult<(Vec<char>, Vec<usize>)> {
+/// The characters of many texts in one buffer, and where each text ends: read straight from
+/// the strings' code points (`PyUnicode_AsUCS4`), without the UTF-8 round trip. A lone
+/// surrogate (not a character) is refused; `what` names the texts in errors.
+fn text_characters(strings: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<char>, Vec<usize>)> {
     let py = strings.py();
     let mut characters: Vec<char> = Vec::new();
     let mut ends = Vec::with_capacity(strings.len().unwrap_or(0));
@@ -44,7 +44,7 @@ fn answer_characters(strings: &Bound<'_, PyAny>) -> PyResult<(Vec<char>, Vec<usi
         let item = item?;
         let text = item
             .cast::<PyString>()
-            .map_err(|_| PyTypeError::new_err(format!("answer {index} is not a string")))?;
+            .map_err(|_| PyTypeError::new_err(format!("{what} {index} is not a string")))?;
         // SAFETY: `text` is a live str object.
         let length = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
         if length < 0 {
@@ -64,13 +64,41 @@ fn answer_characters(strings: &Bound<'_, PyAny>) -> PyResult<(Vec<char>, Vec<usi
         for &code_point in &code_points {
             characters.push(char::from_u32(code_point).ok_or_else(|| {
                 PyValueError::new_err(format!(
-                    "answer {index} is not valid Unicode text (it holds a lone surrogate)"
+                    "{what} {index} is not valid Unicode text (it holds a lone surrogate)"
                 ))
             })?);
         }
         ends.push(characters.len());
     }
     Ok((characters, ends))
+}
+
+/// The texts of a buffer from `text_characters`.
+fn slices<'a>(characters: &'a [char], ends: &[usize]) -> Vec<&'a [char]> {
+    let mut start = 0;
+    ends.iter()
+        .map(|&end| {
+            let text = &characters[start..end];
+            start = end;
+            text
+        })
+        .collect()
+}
+
+/// For every character of every text, in order: the largest number of `references` (a
+/// question's reference answers, all sources) holding a 3-gram of its text that covers it.
+#[pyfunction]
+fn trigram_coverage<'py>(
+    py: Python<'py>,
+    references: Bound<'py, PyAny>,
+    texts: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    let references = utf8_strings(&references, "reference answer")?;
+    let (characters, ends) = text_characters(&texts, "text")?;
+    let coverage = py.detach(|| {
+        pfgen_core::trigram_counts::trigram_coverage(&references, &slices(&characters, &ends))
+    });
+    Ok(PyArray1::from_vec(py, coverage))
 }
 
 /// Table building frees large scratch buffers, which glibc keeps mapped (its mmap threshold
@@ -215,15 +243,8 @@ impl QuestionScorer {
         Option<Vec<Vec<(String, f64)>>>,
         Option<Vec<Bound<'py, PyBytes>>>,
     )> {
-        let (characters, ends) = answer_characters(&answers)?;
-        let answers: Vec<&[char]> = ends
-            .iter()
-            .scan(0, |start, &end| {
-                let answer = &characters[*start..end];
-                *start = end;
-                Some(answer)
-            })
-            .collect();
+        let (characters, ends) = text_characters(&answers, "answer")?;
+        let answers = slices(&characters, &ends);
         let n = answers.len();
         let external_values = self.external_values(n, external)?;
         let (batch, records) = py.detach(|| {
@@ -262,12 +283,6 @@ impl QuestionScorer {
         ))
     }
 
-    /// Per character of `text`: the largest summed-over-sources document frequency of the
-    /// 3-grams of `text` covering it.
-    fn trigram_coverage(&self, text: &str) -> Vec<u32> {
-        self.inner.references.trigram_coverage(text)
-    }
-
     #[getter]
     fn baselines(&self) -> Vec<f64> {
         self.inner.references.baselines().to_vec()
@@ -298,6 +313,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<QuestionScorer>()?;
     m.add_class::<build_refs::RareNgramCounter>()?;
     m.add_function(wrap_pyfunction!(py_round, m)?)?;
+    m.add_function(wrap_pyfunction!(trigram_coverage, m)?)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
     Ok(())
 }
