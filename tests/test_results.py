@@ -124,3 +124,16 @@ def test_atomic_write_replaces_or_leaves_the_old_file(tmp_path: Path):
         write_atomically(target, "not bytes")  # type: ignore[arg-type]
     assert target.read_bytes() == b"second"
     assert [p.name for p in target.parent.iterdir()] == ["result.json"]
+
+
+def test_atomic_write_gives_the_usual_file_modes(tmp_path: Path):
+    # A new file gets what `open` would give it (not the temporary file's private 0o600).
+    fresh = tmp_path / "new.json"
+    write_atomically(fresh, b"{}")
+    plain = tmp_path / "plain.json"
+    plain.write_bytes(b"{}")
+    assert fresh.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    # A replaced file keeps its own mode.
+    fresh.chmod(0o640)
+    write_atomically(fresh, b"[]")
+    assert fresh.stat().st_mode & 0o777 == 0o640

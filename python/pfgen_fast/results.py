@@ -144,12 +144,29 @@ def python_floats(value: Any) -> Any:
     return value
 
 
+def _new_file_mode() -> int:
+    """The mode `open` gives a new file: 0o666 less the umask (read once: setting and
+    restoring the umask is not safe while other threads create files)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+NEW_FILE_MODE = _new_file_mode()
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Writes through a temporary file in the same directory, then renames it into place:
-    readers see the old file or the new one, never a part."""
+    readers see the old file or the new one, never a part. The file gets the mode of the one
+    it replaces, or that of a newly created file (the temporary file's own is private)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:
+        mode = NEW_FILE_MODE
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(handle, mode)
         with os.fdopen(handle, "wb") as out:
             out.write(data)
         os.replace(temporary, path)
