@@ -1,7 +1,7 @@
 """`stability`: score every run against one reference source at a time (the paper's Fig. 4-6)
 and print the Pearson r of each pair of sources.
 
-Only the questions that have all three sources P, S and T take part (38 of the 50: Q01, Q10
+Only the questions that have all three sources P, S and T take part (37 of the 50: Q01, Q10
 and Q30 have only R, a few others only some of P, S, T): every source is then judged on the
 same questions, and no question's shared score hides the differences. A run's score is the
 benchmark's (mean over trials of the mean over questions) over those questions.
