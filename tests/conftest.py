@@ -1,8 +1,11 @@
-"""Shared fixtures: where the published benchmark data is (never copied into the project)."""
+"""Shared fixtures: where the published benchmark data is (never copied into the project), and
+running the command line."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +43,15 @@ def data_dir(bench: Path) -> Path:
 def published_runs() -> list[Path]:
     """The run directories (with trials.jsonl.xz and result.json) of the checkout, sorted."""
     return sorted(p.parent for p in RESULT_DIR.glob("**/trials.jsonl.xz"))
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m pfgen_fast ARGS` in `cwd`, output captured (wide, for the rich tables)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pfgen_fast", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200"},
+    )

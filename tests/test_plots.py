@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import BENCH_DIR, DATA_DIR
+from conftest import BENCH_DIR, DATA_DIR, run_cli
 
 # Small runs (10 trials each), completion and chat.
 RUNS = [
@@ -21,17 +18,6 @@ RUNS = [
     "Qwen/Qwen3-8B/9d7e974",
     "anthropic/claude-opus-4-20250514/d33465d",
 ]
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 @pytest.fixture

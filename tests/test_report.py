@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 
-from conftest import BENCH_DIR, DATA_DIR, published_runs
+from conftest import BENCH_DIR, DATA_DIR, published_runs, run_cli
 from pfgen_fast.data import load_questions
 from pfgen_fast.leaderboard import markdown_table, rank_runs, replace_table
 from pfgen_fast.report import (
@@ -30,17 +27,6 @@ SMALL_RUN = "sbintuitions/sarashina1-13b"
 
 def result_paths() -> list[Path]:
     return [run / "result.json" for run in published_runs()] + SYSTEM_RESULTS
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def test_every_published_page_is_reproduced_byte_for_byte(bench: Path, data_dir: Path) -> None:

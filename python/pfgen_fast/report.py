@@ -95,6 +95,18 @@ def load_result(path: Path) -> RunResult:
     return RunResult(path, hashlib.sha1(raw).hexdigest(), data)
 
 
+def load_results(paths: Sequence[Path]) -> tuple[list[RunResult], list[str]]:
+    """The result.json files that can be read and checked, and why each other one cannot."""
+    runs: list[RunResult] = []
+    errors: list[str] = []
+    for path in paths:
+        try:
+            runs.append(load_result(path))
+        except InputError as error:
+            errors.append(str(error))
+    return runs, errors
+
+
 class ResultChecker:
     """Checks the fields of a result.json that reports read; errors name the field's path."""
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from pfgen_fast.errors import InputError, PfgenError
-from pfgen_fast.report import RunResult, load_result
+from pfgen_fast.errors import InputError
+from pfgen_fast.report import load_results
 from pfgen_fast.trials import expand_paths
 
 DEFAULT_PATTERNS = ["result/**/result.json", "data/**/result.json"]
@@ -40,14 +40,9 @@ def run(args: argparse.Namespace) -> int:
     for pattern in unmatched:
         if args.paths:
             console.print(f"[yellow]warning:[/] no result.json matches {escape(pattern)}")
-    runs: list[RunResult] = []
-    failures = 0
-    for path in paths:
-        try:
-            runs.append(load_result(path))
-        except PfgenError as error:
-            console.print(f"[red]error:[/] {escape(str(error))}")
-            failures += 1
+    runs, errors = load_results(paths)
+    for error in errors:
+        console.print(f"[red]error:[/] {escape(error)}")
     if not runs:
         raise InputError("no readable result.json files to plot")
     try:
@@ -69,4 +64,4 @@ def run(args: argparse.Namespace) -> int:
         for (a, b), r in result.pearson().items():
             print(f"{a} vs {b}: r = {r:.5f}")
     console.print(f"{len(written)} files written to {args.out}")
-    return 1 if failures else 0
+    return 1 if errors else 0

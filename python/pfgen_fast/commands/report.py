@@ -20,7 +20,7 @@ from pfgen_fast.leaderboard import (
 from pfgen_fast.report import (
     RunResult,
     SampleCoverage,
-    load_result,
+    load_results,
     page_is_current,
     render_page,
 )
@@ -104,14 +104,10 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"[yellow]warning:[/] no result.json matches {escape(pattern)}")
     if not paths:
         raise InputError("no result.json files (give paths, or run inside a pfgen-bench checkout)")
-    runs: list[RunResult] = []
-    failures = 0
-    for path in paths:
-        try:
-            runs.append(load_result(path))
-        except PfgenError as error:
-            console.print(f"[red]error:[/] {escape(str(error))}")
-            failures += 1
+    runs, errors = load_results(paths)
+    for error in errors:
+        console.print(f"[red]error:[/] {escape(error)}")
+    failures = len(errors)
     if runs:
         failures += write_pages(runs, args.data, args.force, console)
         if args.readme is not None:
