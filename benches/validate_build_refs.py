@@ -10,8 +10,8 @@
    (sources A, B, C).
 3. Score all 66 published runs (mean over questions of the mean answer average) against the
    published sets, against each rebuilt X set, and against A, B and C alone; print Pearson and
-   Spearman correlations with the published scores, and between A, B and C (the paper's
-   per-source stability).
+   Spearman correlations and the mean absolute score difference with the published scores, and
+   between A, B and C (the paper's per-source stability).
 
 The pool holds about 1,100 answers per question, not ~1M: the sets are smaller than the
 published 1,000 (see SET_SIZE) and the pool includes answers of the runs being scored, so the
@@ -112,9 +112,16 @@ def ranks(values: np.ndarray) -> np.ndarray:
 
 
 def correlations(a: np.ndarray, b: np.ndarray) -> str:
+    """Rank and linear agreement, and the mean absolute difference (correlations do not see a
+    shift or a change of scale, which would make scores incomparable with the leaderboard)."""
     pearson = np.corrcoef(a, b)[0, 1]
     spearman = np.corrcoef(ranks(a), ranks(b))[0, 1]
-    return f"Pearson {pearson:.4f}  Spearman {spearman:.4f}"
+    shift = (b - a).mean()
+    difference = np.abs(b - a).mean()
+    return (
+        f"Pearson {pearson:.4f}  Spearman {spearman:.4f}  "
+        f"mean |difference| {difference:.4f} (shift {shift:+.4f})"
+    )
 
 
 def main() -> None:

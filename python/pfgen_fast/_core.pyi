@@ -1,5 +1,9 @@
 """Type stubs of the compiled core (rust/pfgen-python)."""
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
 import numpy as np
 import numpy.typing as npt
 
@@ -38,3 +42,30 @@ class QuestionScorer:
 def py_round(x: float, digits: int) -> float: ...
 def release_free_memory() -> None: ...
 def trigram_coverage(references: list[str], texts: list[str]) -> npt.NDArray[np.uint32]: ...
+
+# The rare n-gram counter of reference-set construction (rust/pfgen-python/src/build_refs.rs).
+
+class RareNgramCounter:
+    """Counts one question's candidate n-grams to find those fewer than `min_count` candidates
+    contain; spills to `spill_dir` beyond `memory_budget` bytes of tables and texts."""
+
+    def __init__(self, n: int, min_count: int, spill_dir: Path, memory_budget: int) -> None: ...
+    def add(self, candidates: Sequence[str] | SupportsArrowStream) -> None: ...
+    def spill(self) -> None: ...
+    @property
+    def buffered_bytes(self) -> int: ...
+    @property
+    def num_candidates(self) -> int: ...
+    def finish(
+        self,
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint32], dict[str, int]]: ...
+    def texts(self, indices: list[int]) -> list[str]: ...
+
+class SupportsArrowStream(Protocol):
+    """An object exporting an Arrow C stream (e.g. a polars Series of strings)."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+def check_candidate_lines(
+    buffer: bytearray, length: int
+) -> tuple[bytes, npt.NDArray[np.uint32], int, list[tuple[int, str]]]: ...

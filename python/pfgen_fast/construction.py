@@ -12,7 +12,10 @@ Each (question, source) pair is one reference set, built from its own candidates
 5. representative: `final_size` (1,000) answers chosen by representativeness, see
    `select_representative`.
 
-Steps 1-3 stream over the candidate files in batches, so memory does not grow with their size.
+Steps 1-3 stream over the candidate files in blocks, so memory does not grow with their size.
+JSON lines are checked strictly in the Rust core (`check_candidate_lines`: each unusable
+line is reported with its number), then parsed by polars; the texts go from polars' Arrow
+buffers to the n-gram counter without becoming Python strings.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import math
 import resource
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,11 +39,13 @@ from pfgen_fast.data import Question
 from pfgen_fast.errors import DataError, InputError, PfgenError
 from pfgen_fast.results import write_atomically
 from pfgen_fast.scorer import QuestionScorer
-from pfgen_fast.trials import parse_answer_line
 
 DEFAULT_STYLE_RULES = Path(__file__).parent / "reference_data" / "style_rules.json"
 STEPS = ("read", "style", "ng_rules", "rare_ngrams", "length", "representative")
-BATCH_LINES = 100_000
+# JSON lines are read in blocks of about this many bytes, Parquet in batches of rows.
+BLOCK_BYTES = 32 << 20
+BATCH_ROWS = 100_000
+CANDIDATE_SCHEMA = {"question": pl.String, "answer": pl.String, "source": pl.String}
 # Problems beyond this many are counted, not listed.
 MAX_LISTED_PROBLEMS = 20
 
@@ -61,6 +66,13 @@ class StyleRule:
         return texts.str.replace_all(self.pattern, self.replacement)
 
 
+def contains(texts: pl.Series, pattern: str) -> pl.Series:
+    """Whether each text matches `pattern`; as a lazy query, which polars runs on all threads
+    (`Series.str.contains` runs on one)."""
+    query = pl.LazyFrame({"text": texts}).select(pl.col("text").str.contains(pattern))
+    return query.collect().to_series()
+
+
 class StyleRules:
     """An ordered list of style rules. A text that no rule's pattern matches is left unchanged
     by every rule (by induction over the list), so one search for any pattern picks the few
@@ -79,7 +91,7 @@ class StyleRules:
     def apply(self, texts: pl.Series) -> pl.Series:
         if not self.trigger:
             return texts
-        touched = np.flatnonzero(texts.str.contains(self.trigger).to_numpy())
+        touched = np.flatnonzero(contains(texts, self.trigger).to_numpy())
         if len(touched) == 0:
             return texts
         changed = texts.gather(touched)
@@ -101,7 +113,8 @@ class BuildSettings:
     final_size: int = 1_000
     representativeness: bool = True
     typical_fraction: float = 0.5
-    memory_budget: int = 256 << 20
+    # n-gram tables and candidate texts held in memory, over all sets, before spilling.
+    memory_budget: int = 1024 << 20
     spill_dir: Path | None = None
 
 
@@ -191,90 +204,144 @@ class Problems:
         if len(self.messages) < MAX_LISTED_PROBLEMS:
             self.messages.append(message)
 
+    def add_rows(self, rows: np.ndarray, message: Callable[[int], str]) -> None:
+        """Problems at `rows`, each worded by `message(row)` (only the listed ones are)."""
+        room = max(MAX_LISTED_PROBLEMS - len(self.messages), 0)
+        self.messages.extend(message(int(row)) for row in rows[:room])
+        self.count += len(rows)
+
 
 GroupKey = tuple[str, str]  # (question_id, source)
+Batch = dict[GroupKey, pl.Series]
+
+
+@dataclass(frozen=True)
+class Locations:
+    """Where the rows of a batch come from, for messages: `path:line` for JSON lines,
+    `path: row n` for Parquet."""
+
+    path: Path
+    numbers: np.ndarray
+    lines: bool
+
+    def __call__(self, row: int) -> str:
+        number = int(self.numbers[row])
+        return f"{self.path}:{number}" if self.lines else f"{self.path}: row {number}"
+
+
+def checked_blocks(path: Path, problems: Problems) -> Iterator[tuple[bytes, np.ndarray]]:
+    """The usable lines of a JSON lines file, in blocks of about BLOCK_BYTES joined by line
+    breaks, with their line numbers; unusable lines go to `problems`. One buffer is reused:
+    a line longer than it grows it."""
+    opener = lzma.open if path.name.endswith(".xz") else open
+    buffer = bytearray(BLOCK_BYTES)
+    filled = 0
+    first_line = 1
+    try:
+        with opener(path, "rb") as handle:
+            while True:
+                if filled == len(buffer):
+                    buffer.extend(bytes(len(buffer)))
+                with memoryview(buffer) as view:
+                    read = handle.readinto(view[filled:])
+                filled += read
+                end = filled if read == 0 else buffer.rfind(b"\n", 0, filled) + 1
+                if end > 0:
+                    usable, line_indices, lines, unusable = _core.check_candidate_lines(buffer, end)
+                    for index, message in unusable:
+                        problems.add(f"{path}:{first_line + index}: {message}")
+                    if len(line_indices):
+                        yield usable, first_line + line_indices.astype(np.int64)
+                    buffer[: filled - end] = buffer[end:filled]
+                    filled -= end
+                    first_line += lines
+                if read == 0:
+                    return
+    except (lzma.LZMAError, EOFError) as error:
+        raise InputError(f"{path}: not a valid .xz file: {error}") from None
 
 
 def jsonl_batches(
     path: Path, default_source: str, questions: dict[str, Question], problems: Problems
-) -> Iterator[dict[GroupKey, list[str]]]:
+) -> Iterator[Batch]:
     """Batches of a JSON lines file's candidates, grouped by (question id, source)."""
-    opener = lzma.open if path.name.endswith(".xz") else open
-    batch: dict[GroupKey, list[str]] = {}
-    lines = 0
-    try:
-        with opener(path, "rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{number}"
-                try:
-                    record = parse_answer_line(line, where)
-                    key = group_key(record, default_source, questions, where)
-                except InputError as error:
-                    problems.add(str(error))
-                    continue
-                batch.setdefault(key, []).append(record["answer"])
-                lines += 1
-                if lines >= BATCH_LINES:
-                    yield batch
-                    batch, lines = {}, 0
-    except lzma.LZMAError as error:
-        raise InputError(f"{path}: not a valid .xz file: {error}") from None
-    if batch:
-        yield batch
+    for usable, line_numbers in checked_blocks(path, problems):
+        frame = pl.read_ndjson(usable, schema=CANDIDATE_SCHEMA)
+        if frame.height != len(line_numbers):
+            raise PfgenError(f"{path}: polars read {frame.height} of {len(line_numbers)} lines")
+        lines = Locations(path, line_numbers, lines=True)
+        yield group_frame(frame, lines, default_source, questions, problems)
 
 
-def group_key(
-    record: dict[str, Any], default_source: str, questions: dict[str, Question], where: str
-) -> GroupKey:
-    question = questions.get(record["question"])
-    if question is None:
-        raise InputError(
-            f"{where}: field 'question': not a question of --meta: {record['question'][:40]!r}"
+def group_frame(
+    frame: pl.DataFrame,
+    where: Locations,
+    default_source: str,
+    questions: dict[str, Question],
+    problems: Problems,
+) -> Batch:
+    """The answers of a frame (question, answer, source: String) by (question id, source);
+    rows without a usable question, answer or source are problems, named by `where(row)`."""
+    for name in ("question", "answer"):
+        missing = np.flatnonzero(frame[name].is_null().to_numpy())
+        problems.add_rows(
+            missing, lambda row, name=name: f"{where(row)}: field '{name}' must be a string"
         )
-    source = record.get("source", default_source)
-    if not isinstance(source, str) or not source:
-        raise InputError(f"{where}: field 'source' must be a non-empty string")
-    return question.question_id, source
+    question_ids = {text: q.question_id for text, q in questions.items()}
+    frame = frame.with_row_index("row").with_columns(
+        pl.col("question").replace_strict(question_ids, default=None).alias("question_id"),
+        pl.col("source").fill_null(default_source),
+    )
+    usable = pl.col("question").is_not_null() & pl.col("answer").is_not_null()
+    unknown = frame.filter(usable & pl.col("question_id").is_null())
+    unknown_rows = unknown["row"].to_numpy()
+    unknown_texts = unknown["question"]
+    problems.add_rows(
+        np.arange(len(unknown_rows)),
+        lambda i: (
+            f"{where(int(unknown_rows[i]))}: field 'question': not a question of --meta: "
+            f"{unknown_texts[i][:40]!r}"
+        ),
+    )
+    empty_source = frame.filter(usable & (pl.col("source") == ""))["row"].to_numpy()
+    problems.add_rows(
+        empty_source, lambda row: f"{where(row)}: field 'source' must be a non-empty string"
+    )
+    frame = frame.filter(usable & pl.col("question_id").is_not_null() & (pl.col("source") != ""))
+    groups = frame.partition_by(["question_id", "source"], maintain_order=True, as_dict=True)
+    return {(str(q), str(source)): group["answer"] for (q, source), group in groups.items()}
 
 
 def parquet_batches(
     path: Path, default_source: str, questions: dict[str, Question], problems: Problems
-) -> Iterator[dict[GroupKey, list[str]]]:
+) -> Iterator[Batch]:
     """Batches of a Parquet file's rows, grouped by (question id, source)."""
     try:
         schema = pl.read_parquet_schema(path)
     except (OSError, pl.exceptions.PolarsError) as error:
         raise InputError(f"{path}: not a readable Parquet file: {error}") from None
-    for name in ("question", "answer"):
+    for name in ("question", "answer", "source"):
         if name not in schema:
-            raise InputError(f"{path}: no column '{name}'")
-    columns = [c for c in ("question", "answer", "source") if c in schema]
+            if name != "source":
+                raise InputError(f"{path}: no column '{name}'")
+        elif schema[name] != pl.String:
+            raise InputError(f"{path}: column '{name}' must hold strings, not {schema[name]}")
+    columns = [c for c in CANDIDATE_SCHEMA if c in schema]
     offset = 0
     while True:
-        frame = pl.scan_parquet(path).select(columns).slice(offset, BATCH_LINES).collect()
+        frame = pl.scan_parquet(path).select(columns).slice(offset, BATCH_ROWS).collect()
         if frame.height == 0:
             return
-        batch: dict[GroupKey, list[str]] = {}
-        for row, record in enumerate(frame.iter_rows(named=True), start=offset + 1):
-            where = f"{path}: row {row}"
-            try:
-                for name in ("question", "answer"):
-                    if not isinstance(record[name], str):
-                        raise InputError(f"{where}: field '{name}' must be a string")
-                key = group_key(record, default_source, questions, where)
-            except InputError as error:
-                problems.add(str(error))
-                continue
-            batch.setdefault(key, []).append(record["answer"])
+        if "source" not in schema:
+            frame = frame.with_columns(source=pl.lit(None, dtype=pl.String))
+        rows = Locations(path, np.arange(offset + 1, offset + 1 + frame.height), lines=False)
+        yield group_frame(frame, rows, default_source, questions, problems)
         offset += frame.height
-        yield batch
 
 
 def candidate_batches(
     path: Path, default_source: str, questions: dict[str, Question], problems: Problems
-) -> Iterator[dict[GroupKey, list[str]]]:
+) -> Iterator[Batch]:
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     if path.suffix == ".parquet":
@@ -345,9 +412,8 @@ class ReferenceSetBuild:
     def step(self, name: str) -> StepStats:
         return self.steps.setdefault(name, StepStats())
 
-    def add(self, answers: list[str], read_seconds: float) -> None:
+    def add(self, texts: pl.Series, read_seconds: float) -> None:
         """Steps 1 and 2 on a batch, then hands the survivors to the n-gram counter."""
-        texts = pl.Series(answers, dtype=pl.String)
         self.step("read").record(len(texts), texts.str.len_chars().to_numpy(), read_seconds)
         if self.settings.style_rules is not None:
             start = time.perf_counter()
@@ -359,13 +425,13 @@ class ReferenceSetBuild:
         if self.ng_pattern:
             start = time.perf_counter()
             count_in = len(texts)
-            keep = ~texts.str.contains(self.ng_pattern)
+            keep = ~contains(texts, self.ng_pattern)
             texts = texts.filter(keep)
             self.step("ng_rules").record(
                 count_in, texts.str.len_chars().to_numpy(), time.perf_counter() - start
             )
         start = time.perf_counter()
-        self.counter.add(texts.to_list())
+        self.counter.add(texts)
         self.step("rare_ngrams").seconds += time.perf_counter() - start
 
     def finish(self) -> list[str]:
@@ -473,7 +539,14 @@ def build_reference_sets(
     by_text = {q.question: q for q in questions.values()}
     problems = Problems()
     builds: dict[GroupKey, ReferenceSetBuild] = {}
-    with tempfile.TemporaryDirectory(prefix="pfgen-build-refs-", dir=settings.spill_dir) as spill:
+    try:
+        spill_files = tempfile.TemporaryDirectory(
+            prefix="pfgen-build-refs-", dir=settings.spill_dir
+        )
+    except OSError as error:
+        where = settings.spill_dir or tempfile.gettempdir()
+        raise PfgenError(f"{where}: cannot write: {error.strerror or error}") from None
+    with spill_files as spill:
         try:
             for path in candidate_files:
                 batches = candidate_batches(path, default_source, by_text, problems)

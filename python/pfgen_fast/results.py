@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,10 +157,12 @@ def _new_file_mode() -> int:
 NEW_FILE_MODE = _new_file_mode()
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Writes through a temporary file in the same directory, then renames it into place:
-    readers see the old file or the new one, never a part. The file gets the mode of the one
-    it replaces, or that of a newly created file (the temporary file's own is private)."""
+@contextmanager
+def replaced_atomically(path: Path) -> Iterator[Path]:
+    """A temporary file beside `path` to write, renamed into place when the block ends without
+    an error (removed otherwise): readers see the old file or the new one, never a part. The
+    file gets the mode of the one it replaces, or that of a newly created file (the temporary
+    file's own is private)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o7777
@@ -167,9 +171,15 @@ def write_atomically(path: Path, data: bytes) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(handle, mode)
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
+        os.close(handle)
+        yield Path(temporary)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Writes `data` to `path` through `replaced_atomically`."""
+    with replaced_atomically(path) as temporary:
+        temporary.write_bytes(data)

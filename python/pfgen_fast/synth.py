@@ -12,8 +12,6 @@ characters with random characters of the references' alphabet, so some answers h
 from __future__ import annotations
 
 import lzma
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +22,7 @@ import polars as pl
 
 from pfgen_fast.data import Question
 from pfgen_fast.errors import PfgenError
+from pfgen_fast.results import replaced_atomically
 
 CONTEXT = 4
 # Context padding and end marker: control characters, absent from the answers.
@@ -115,11 +114,8 @@ def synthetic_answers(question: Question, count: int, seed: int) -> Iterator[lis
 
 def write_candidates(path: Path, question: Question, chunks: Iterator[list[str]]) -> int:
     """Writes JSON lines (`.jsonl`, `.jsonl.xz`) or Parquet atomically; returns the count."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
     written = 0
-    try:
+    with replaced_atomically(path) as temporary:
         if path.suffix == ".parquet":
             answers = [answer for chunk in chunks for answer in chunk]
             written = len(answers)
@@ -132,8 +128,4 @@ def write_candidates(path: Path, question: Question, chunks: Iterator[list[str]]
                 for chunk in chunks:
                     out.write(b"".join(prefix + orjson.dumps(a) + b"}\n" for a in chunk))
                     written += len(chunk)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     return written

@@ -76,7 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="share of the pool, most representative first, to choose from (0.5)",
     )
     parser.add_argument(
-        "--memory-budget-mb", type=int, default=256, help="n-gram buffers before spilling (256)"
+        "--memory-budget-mb",
+        type=int,
+        default=1024,
+        help="n-gram tables and candidate texts held in memory before spilling (1024)",
     )
     parser.add_argument("--spill-dir", type=Path, help="where spill files go (default: TMPDIR)")
     parser.add_argument("--report", type=Path, help=f"JSON report (default: OUT/{REPORT_NAME})")
@@ -146,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
     questions = load_questions(args.meta, require_answers=False)
     settings = settings_from(args, set(questions))
     check_writable(args.out)
+    if args.spill_dir is not None:
+        check_writable(args.spill_dir)
     if len({q.question for q in questions.values()}) != len(questions):
         raise PfgenError(f"{args.meta}: two questions have the same text")
     outcome = build_reference_sets(questions, args.candidates, args.source, settings)

@@ -2,6 +2,7 @@
 //! as the published benchmark does (see docs/scoring-spec.md of the project), on compact
 //! character n-gram tables. No Python here; `pfgen-python` wraps it.
 
+pub mod candidate_lines;
 pub mod helpfulness;
 pub mod ngram_build;
 pub mod ngram_table;

@@ -314,6 +314,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<build_refs::RareNgramCounter>()?;
     m.add_function(wrap_pyfunction!(py_round, m)?)?;
     m.add_function(wrap_pyfunction!(trigram_coverage, m)?)?;
+    m.add_function(wrap_pyfunction!(build_refs::check_candidate_lines, m)?)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
     Ok(())
 }
