@@ -6,6 +6,7 @@ pub mod candidate_lines;
 pub mod helpfulness;
 pub mod ngram_build;
 pub mod ngram_table;
+mod prefetch;
 pub mod rare_ngrams;
 pub mod record_json;
 pub mod reference;

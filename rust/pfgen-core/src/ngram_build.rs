@@ -11,6 +11,11 @@
 //! longer ones continue that chain.
 
 use crate::ngram_table::{NgramTable, TableError, CHAIN, LANE_BITS, MAX_N, MAX_SOURCES, SEPARATOR};
+use crate::prefetch::prefetch;
+
+/// How many steps ahead the build prefetches the scattered memory a step reads: enough for
+/// the loads of that many steps to overlap.
+pub(crate) const PREFETCH_DISTANCE: usize = 16;
 
 /// Fluency has no length discount up to this length, so there its total only grows.
 pub const FLAT: usize = 100;
@@ -56,6 +61,14 @@ impl AllAdditions {
     fn add(&mut self, document: usize, end: usize, frequency: u32) {
         if end <= self.limit {
             self.sums[document * self.row + end.saturating_sub(FLAT)] += frequency;
+        }
+    }
+
+    /// Prefetches the start of `document`'s row (see `prefetch`).
+    #[inline]
+    fn prefetch_row(&self, document: usize) {
+        if let Some(sum) = self.sums.get(document * self.row) {
+            prefetch(sum);
         }
     }
 
@@ -226,7 +239,10 @@ impl Text {
                 *start = total;
                 total += count;
             }
-            for &entry in &entries {
+            for (i, &entry) in entries.iter().enumerate() {
+                if let Some(&ahead) = entries.get(i + PREFETCH_DISTANCE) {
+                    self.prefetch_ranks(ahead as u32 as usize + offset);
+                }
                 let key = self.key(entry as u32 as usize, offset);
                 sorted[starts[key] as usize] = entry;
                 starts[key] += 1;
@@ -234,6 +250,14 @@ impl Text {
             std::mem::swap(&mut entries, &mut sorted);
         }
         entries
+    }
+
+    /// Prefetches the ranks from `position` on (see `prefetch`).
+    #[inline]
+    fn prefetch_ranks(&self, position: usize) {
+        if let Some(rank) = self.ranks.get(position) {
+            prefetch(rank);
+        }
     }
 
     /// The character of a rank lane of `words`.
@@ -324,6 +348,12 @@ pub fn build_table<S: AsRef<str>>(
     let mut shared_before = 0;
     for (i, &entry) in sorted.iter().enumerate() {
         let (position, document) = (entry as u32, (entry >> 32) as usize);
+        if let Some(&ahead) = sorted.get(i + PREFETCH_DISTANCE) {
+            text.prefetch_ranks(ahead as u32 as usize);
+            if let Some(counted) = open.counted.get((ahead >> 32) as usize * (MAX_N + 1)) {
+                prefetch(counted);
+            }
+        }
         let after_next_words = words_at(i + 2);
         let shared_after = common_prefix(&words, &next_words);
         while depth > shared_before {
@@ -413,7 +443,16 @@ fn close(
         .fold(0u64, |value, (lane, &count)| {
             value | (count as u64) << (LANE_BITS * lane as u32)
         });
-    for &document in &open.touched[n] {
+    let touched = &open.touched[n];
+    for (i, &document) in touched.iter().enumerate() {
+        if let Some(&ahead) = touched.get(i + PREFETCH_DISTANCE) {
+            let ahead = ahead as usize;
+            if let Some(counted) = open.counted.get(ahead * (MAX_N + 1) + n) {
+                prefetch(counted);
+            }
+            // Most n-grams first end within FLAT characters: column 0 of the row.
+            additions.prefetch_row(ahead);
+        }
         let document = document as usize;
         let first = open.counted[document * (MAX_N + 1) + n].1 as usize;
         additions.add(

@@ -13,7 +13,8 @@
 //! about half as large, which keeps one question's table in the CPU caches while its answers
 //! are scored.
 
-use crate::ngram_build::BuildNode;
+use crate::ngram_build::{BuildNode, PREFETCH_DISTANCE};
+use crate::prefetch::prefetch;
 
 /// Longest n-gram kept (Fluency uses 1..=10-grams; Truthfulness 3-grams).
 pub const MAX_N: usize = 10;
@@ -251,13 +252,19 @@ impl NgramTable {
         let mut parent_codes: Vec<u64> = Vec::new();
         for nodes in levels {
             let mut level_codes = Vec::with_capacity(nodes.len());
-            for node in nodes {
+            let key_of = |node: &BuildNode| {
                 let parent = if node.parent == 0 {
                     ROOT.code
                 } else {
                     parent_codes[node.parent as usize - 1]
                 };
-                let key = node_key(parent, node.c);
+                node_key(parent, node.c)
+            };
+            for (i, node) in nodes.iter().enumerate() {
+                if let Some(ahead) = nodes.get(i + PREFETCH_DISTANCE) {
+                    prefetch(&table.slots[table.home_slot(key_of(ahead))]);
+                }
+                let key = key_of(node);
                 let mut slot = table.home_slot(key);
                 while table.slots[slot].key != EMPTY {
                     slot += 1;

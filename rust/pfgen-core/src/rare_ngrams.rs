@@ -41,6 +41,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::candidate_lines::utf8_char;
+use crate::prefetch::prefetch;
 
 /// The longest n-gram: 5 ranks of 21 bits fill the 105 bits of a wide key.
 pub const MAX_N: usize = 5;
@@ -241,17 +242,12 @@ impl<K: NgramKey> NgramTable<K> {
     /// Asks the processor to load the home slot of `hash` into the cache, ahead of its probe
     /// (no effect on the outcome).
     fn prefetch(&self, hash: u64) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(entry) = self
             .entries
             .get(hash as usize & self.entries.len().wrapping_sub(1))
         {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch reads nothing the program sees; the address is in the table.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((entry as *const Entry<K>).cast()) };
+            prefetch(entry);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = hash;
     }
 
     fn allocated_bytes(&self) -> usize {
