@@ -350,9 +350,11 @@ pub fn build_table<S: AsRef<str>>(
         let (position, document) = (entry as u32, (entry >> 32) as usize);
         if let Some(&ahead) = sorted.get(i + PREFETCH_DISTANCE) {
             text.prefetch_ranks(ahead as u32 as usize);
-            if let Some(counted) = open.counted.get((ahead >> 32) as usize * (MAX_N + 1)) {
+            let ahead_document = (ahead >> 32) as usize;
+            if let Some(counted) = open.counted.get(ahead_document * (MAX_N + 1)) {
                 prefetch(counted);
             }
+            additions.prefetch_row(ahead_document);
         }
         let after_next_words = words_at(i + 2);
         let shared_after = common_prefix(&words, &next_words);
