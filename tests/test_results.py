@@ -111,7 +111,11 @@ def test_layout_is_the_benchmarks_json_dumps(value: Any):
 
 
 def test_layout_of_small_and_large_floats():
-    value = {"a": [5e-06, 1e-05, 0.0001, 1e16, 123.5, -0.0, 0.0], "日本": "語"}
+    value = {
+        "a": [5e-06, 1e-05, 0.0001, 1e16, 123.5, -0.0, 0.0, 10.00001, -2e-05, 1.5e-07, 2.5e-10],
+        "日本": "語 0.00001\n",
+        "b": -3e-09,
+    }
     assert result_json(value).decode() == json.dumps(value, ensure_ascii=False, indent=2)
 
 
