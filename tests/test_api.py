@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -49,3 +50,16 @@ def test_build_scorers_builds_every_question(references: ReferenceData):
     assert list(scorers) == ["Q01", "Q02", "Q03"]
     assert all(scorer.table_bytes > 0 for scorer in scorers.values())
     assert scorers["Q01"].baselines.keys() == {"R"}
+
+
+@pytest.mark.parametrize("question_id", ["Q01", "Q04", "Q21"])
+def test_json_records_are_the_records_json_dumps_writes(
+    references: ReferenceData, question_id: str
+):
+    # Over 512 answers: the records are written on every thread.
+    question = references.questions[question_id]
+    answers = [a[: 7 * i % 230] for i, a in enumerate(next(iter(question.answers.values())))]
+    answers = (answers + ["", "。", "\x00\n\"\\", "𠮷" * 3])[:700]
+    scorer = QuestionScorer(question)
+    expected = [json.dumps(r, ensure_ascii=False).encode() for r in scorer.score(answers)]
+    assert scorer.score_json(answers) == expected

@@ -172,6 +172,20 @@ impl QuestionScorer {
 }
 
 impl ScoreBatch {
+    /// Every answer's record as JSON text (see `record_json`), large batches on every thread
+    /// of the rayon pool.
+    pub fn records_json(&self, sources: &[String]) -> Vec<String> {
+        let n = self.helpfulness.len();
+        if n < PARALLEL_MIN_ANSWERS {
+            (0..n).map(|i| self.record_json(i, sources)).collect()
+        } else {
+            (0..n)
+                .into_par_iter()
+                .map(|i| self.record_json(i, sources))
+                .collect()
+        }
+    }
+
     /// The record of answer `i` as JSON text (spec §6 key order); `sources` are the keys.
     pub fn record_json(&self, i: usize, sources: &[String]) -> String {
         let k = self.num_sources;

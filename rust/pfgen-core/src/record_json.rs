@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 /// Appends `x` as Python's `repr(float)`: the shortest digits that round-trip, in positional
-/// notation for exponents -4..16, else as `d.ddde-XX`.
+/// notation for exponents -4..16, else as `d.ddde-XX`. No allocation: this runs for every
+/// value of every record.
 pub fn write_python_float(out: &mut String, x: f64) {
     if x.is_nan() {
         out.push_str("NaN");
@@ -15,25 +16,45 @@ pub fn write_python_float(out: &mut String, x: f64) {
         out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
         return;
     }
-    // Rust's `{:e}` gives the same shortest round-trip digits: "-1.2345e-6".
-    let scientific = format!("{x:e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    out.push_str(sign);
+    // Rust's `{:e}` gives the same shortest round-trip digits: "-1.2345e-6". Written at the
+    // end of `out`, then moved to a buffer (at most 24 bytes) and rewritten.
+    let start = out.len();
+    let _ = write!(out, "{:e}", x.abs());
+    let mut digits = [0u8; 32];
+    let mut num_digits = 0;
+    let mut exponent: i32 = 0;
+    let mut negative_exponent = false;
+    let mut in_exponent = false;
+    for &byte in &out.as_bytes()[start..] {
+        match byte {
+            b'e' => in_exponent = true,
+            b'-' => negative_exponent = true,
+            b'0'..=b'9' if in_exponent => exponent = exponent * 10 + i32::from(byte - b'0'),
+            b'0'..=b'9' if num_digits < digits.len() => {
+                digits[num_digits] = byte;
+                num_digits += 1;
+            }
+            _ => {}
+        }
+    }
+    out.truncate(start);
+    if negative_exponent {
+        exponent = -exponent;
+    }
+    // ASCII digits only.
+    let digits = std::str::from_utf8(&digits[..num_digits]).unwrap_or("0");
+    if x.is_sign_negative() {
+        out.push('-');
+    }
     if (-4..16).contains(&exponent) {
         if exponent < 0 {
             out.push_str("0.");
             out.extend(std::iter::repeat_n('0', (-exponent - 1) as usize));
-            out.push_str(&digits);
+            out.push_str(digits);
         } else {
             let integer_digits = exponent as usize + 1;
             if digits.len() <= integer_digits {
-                out.push_str(&digits);
+                out.push_str(digits);
                 out.extend(std::iter::repeat_n('0', integer_digits - digits.len()));
                 out.push_str(".0");
             } else {
@@ -153,6 +174,10 @@ mod tests {
         assert_eq!(float(1234567890123456.0), "1234567890123456.0");
         assert_eq!(float(-2.5e-7), "-2.5e-07");
         assert_eq!(float(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(float(f64::MAX), "1.7976931348623157e+308");
+        assert_eq!(float(-f64::MIN_POSITIVE), "-2.2250738585072014e-308");
+        assert_eq!(float(5e-324), "5e-324");
+        assert_eq!(float(-123.456), "-123.456");
     }
 
     #[test]

@@ -251,11 +251,7 @@ impl QuestionScorer {
             let batch =
                 self.inner
                     .score_batch(&answers, &external_values, with_results || with_json);
-            let records = with_json.then(|| {
-                (0..n)
-                    .map(|i| batch.record_json(i, &self.sources))
-                    .collect::<Vec<_>>()
-            });
+            let records = with_json.then(|| batch.records_json(&self.sources));
             (batch, records)
         });
         let k = batch.num_sources;
