@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from conftest import BENCH_DIR, DATA_DIR, published_runs, run_cli
@@ -17,6 +20,7 @@ from pfgen_fast.report import (
     SampleCoverage,
     escape_text,
     load_result,
+    mark_texts,
     marked_texts,
     render_page,
 )
@@ -99,6 +103,37 @@ def test_markup_of_short_empty_and_control_texts(data_dir: Path) -> None:
     assert "&#92;n" in marked[2] and "&#40;1&#43;1&#41;" in marked[2] and "&lt;" in marked[2]
     assert marked[3] == "<s>&#92;x01&amp;</s>"
     assert escape_text("a.b") == "a&#46;b"
+
+
+def test_markup_matches_marking_each_character() -> None:
+    """Runs, escapes (also at the edges of runs), astral characters and empty texts, against
+    grouping the characters of each text by kind one by one."""
+    texts = ["", "a&<b>\n c", "𠮷.\x7f𠮷*", "", "-", "plain text", "x"]
+    rng = random.Random(1)
+    for _ in range(200):
+        kinds = [rng.choice((-1, 0, 1)) for _ in range(sum(len(text) for text in texts))]
+        expected = []
+        start = 0
+        for text in texts:
+            pieces = []
+            pairs = zip(text, kinds[start : start + len(text)], strict=True)
+            start += len(text)
+            for kind, group in itertools.groupby(pairs, lambda pair: pair[1]):
+                body = escape_text("".join(char for char, _ in group))
+                pieces.append({1: f"<b>{body}</b>", -1: f"<s>{body}</s>", 0: body}[kind])
+            expected.append("".join(pieces))
+        assert mark_texts(texts, np.array(kinds, dtype=np.int8)) == expected
+    assert mark_texts([], np.zeros(0, dtype=np.int8)) == []
+    assert mark_texts(["", ""], np.zeros(0, dtype=np.int8)) == ["", ""]
+
+
+def test_page_of_a_question_without_samples(data_dir: Path) -> None:
+    path = next((BENCH_DIR / "result" / SMALL_RUN).glob("*/result.json"))
+    data = json.loads(path.read_bytes())
+    data["questions"]["Q01"]["samples"] = []
+    run = RunResult(path, "", data)
+    page = render_page(run, SampleCoverage([run], load_questions(data_dir)))
+    assert '<a name="Q01"></a>' in page and "<dl>\n</dl>" in page
 
 
 def copy_run(tmp_path: Path, name: str) -> Path:

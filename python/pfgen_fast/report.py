@@ -12,9 +12,10 @@ import html
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +50,26 @@ ESCAPES = _escape_table()
 SPECIAL = re.compile("[" + re.escape("".join(ESCAPES)) + "]")
 
 
-# A run of characters by kind: 1 bold, -1 struck through, 0 plain.
-RUN_FORMATS = {1: "<b>{}</b>", -1: "<s>{}</s>", 0: "{}"}
-
-
 def escape_text(text: str) -> str:
     return SPECIAL.sub(lambda match: ESCAPES[match.group()], text)
+
+
+def code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+# Marking works on code points: a special character becomes the first character of its escape
+# and the rest of the escape is inserted after it, like the tags around runs and the line
+# breaks between texts (sample text has none left once escaped).
+ESCAPE_FIRSTS = code_points("".join(escape[0] for escape in ESCAPES.values()))
+INSERTS = [escape[1:] for escape in ESCAPES.values()] + ["</b>", "</s>", "\n", "<b>", "<s>"]
+# Per ASCII code: the index of its escape in INSERTS, -1 for a character written as it is.
+ESCAPE_INDEX = np.full(0x80, -1)
+ESCAPE_INDEX[[ord(char) for char in ESCAPES]] = range(len(ESCAPES))
+CLOSE_BOLD, CLOSE_STRUCK, TEXT_END, OPEN_BOLD, OPEN_STRUCK = range(len(ESCAPES), len(INSERTS))
+INSERT_CODES = code_points("".join(INSERTS))
+INSERT_SIZES = np.array([len(insert) for insert in INSERTS])
+INSERT_STARTS = np.cumsum(INSERT_SIZES) - INSERT_SIZES
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,16 @@ def load_results(paths: Sequence[Path]) -> tuple[list[RunResult], list[str]]:
     return runs, errors
 
 
+# What a field of each kind must be.
+KIND_PROBLEMS = {
+    float: "must be a number",
+    int: "must be an integer",
+    str: "must be a str",
+    dict: "must be an object",
+    list: "must be a list",
+}
+
+
 class ResultChecker:
     """Checks the fields of a result.json that reports read; errors name the field's path."""
 
@@ -117,20 +142,18 @@ class ResultChecker:
         return InputError(f"{self.path}: field '{where}' {problem}")
 
     def get(self, container: dict[str, Any], key: str, kind: type, where: str) -> Any:
-        name = f"{where}.{key}" if where else key
+        # The field's name is only spelled out for an error (this runs for every field).
         if key not in container:
-            raise self.fail(name, "is missing")
+            raise self.fail(f"{where}.{key}" if where else key, "is missing")
         value = container[key]
         if kind is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise self.fail(name, "must be a number")
+            valid = isinstance(value, (int, float)) and not isinstance(value, bool)
         elif kind is int:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise self.fail(name, "must be an integer")
-        elif not isinstance(value, kind):
-            raise self.fail(
-                name, f"must be {'an object' if kind is dict else 'a ' + kind.__name__}"
-            )
+            valid = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            valid = isinstance(value, kind)
+        if not valid:
+            raise self.fail(f"{where}.{key}" if where else key, KIND_PROBLEMS[kind])
         return value
 
     def check(self, data: Any, with_samples: bool = True) -> None:
@@ -177,26 +200,42 @@ class ResultChecker:
     def scores(self, scores: dict[str, Any], where: str) -> None:
         for measure in ("fluency", "truthfulness"):
             by_source = self.get(scores, measure, dict, where)
+            measure_where = f"{where}.{measure}"
             for source in by_source:
-                self.get(by_source, source, float, f"{where}.{measure}")
+                self.get(by_source, source, float, measure_where)
         for measure in ("helpfulness", "average"):
             self.get(scores, measure, float, where)
 
 
-def ordered_sources(by_source: Mapping[str, Any]) -> list[str]:
+def ordered_sources(by_source: Collection[str]) -> list[str]:
     """The known sources in display order, then any others in their own order."""
     known = [key for key in SOURCE_NAMES if key in by_source]
     return known + [key for key in by_source if key not in SOURCE_NAMES]
+
+
+@cache
+def sources_format(keys: tuple[str, ...], named: bool) -> str:
+    """How the pages write the values of sources with these keys, given in this order: in
+    display order, `P:{1:.4f}+R:{0:.4f}` for ("R", "P"), or `PFN:{1:.4f}+RAG:{0:.4f}` named."""
+    parts = []
+    for key in ordered_sources(keys):
+        name = SOURCE_NAMES.get(key, key) if named else key
+        parts.append(f"{name.replace('{', '{{').replace('}', '}}')}:{{{keys.index(key)}:.4f}}")
+    return "+".join(parts)
+
+
+def format_sources(by_source: Mapping[str, float], named: bool) -> str:
+    """`P:0.3192+R:0.0325`, or `PFN:0.3192+RAG:0.0325` named. The format is made once per set
+    of sources (all samples of a question share theirs)."""
+    return sources_format(tuple(by_source), named).format(*by_source.values())
 
 
 def source_breakdown(by_source: Mapping[str, float], sum_order: list[str]) -> str:
     """`0.775 (PFN:0.3192+Titech:0.1994)`: the sum, then each source. The order of the sum
     decides the last digit now and then: the pages add a question's sources in file order
     and the overall ones in display order."""
-    parts = "+".join(
-        f"{SOURCE_NAMES.get(key, key)}:{by_source[key]:.4f}" for key in ordered_sources(by_source)
-    )
-    return f"{sum(by_source[key] for key in sum_order):.3f} ({parts})"
+    total = sum(by_source[key] for key in sum_order)
+    return f"{total:.3f} ({format_sources(by_source, named=True)})"
 
 
 def score_lines(scores: Mapping[str, Any], overall: bool) -> list[str]:
@@ -208,10 +247,6 @@ def score_lines(scores: Mapping[str, Any], overall: bool) -> list[str]:
     return [*lines, f"  - Helpfulness: {scores['helpfulness']:.3f}"]
 
 
-def compact_sources(by_source: Mapping[str, float]) -> str:
-    return "+".join(f"{key}:{by_source[key]:.4f}" for key in ordered_sources(by_source))
-
-
 def sample_heading(scores: Mapping[str, Any]) -> str:
     """`0.548 (=avg(f=(R:0.8114), t=(R:0.8316), h=0.000 [22回, 鳥居*0.5]))`: the keyword
     rules missed, with their factor unless it is zero."""
@@ -220,18 +255,77 @@ def sample_heading(scores: Mapping[str, Any]) -> str:
         for name, factor in scores["helpfulness_results"]
     ]
     suffix = f" [{', '.join(missed)}]" if missed else ""
+    fluency = format_sources(scores["fluency"], named=False)
+    truthfulness = format_sources(scores["truthfulness"], named=False)
     return (
-        f"{scores['average']:.3f} (=avg(f=({compact_sources(scores['fluency'])}), "
-        f"t=({compact_sources(scores['truthfulness'])}), h={scores['helpfulness']:.3f}{suffix}))"
+        f"{scores['average']:.3f} (=avg(f=({fluency}), t=({truthfulness}), "
+        f"h={scores['helpfulness']:.3f}{suffix}))"
     )
 
 
+def character_kinds(counts: np.ndarray, num_references: int) -> np.ndarray:
+    """Per character, from the number of reference answers holding a 3-gram that covers it:
+    1 bold (more than 10% of them), -1 struck through (fewer than 0.5%), 0 plain."""
+    counts = counts.astype(np.int64)
+    kinds = (counts * BOLD_DIVISOR > num_references).astype(np.int8)
+    kinds[counts * STRIKE_DIVISOR < num_references] = -1
+    return kinds
+
+
+def with_inserts(codes: np.ndarray, positions: np.ndarray, inserts: np.ndarray) -> np.ndarray:
+    """`codes` with INSERTS[inserts[k]] before index positions[k] for every k; the inserts at
+    one index keep their order in `positions`."""
+    order = np.argsort(positions, kind="stable")
+    positions, inserts = positions[order], inserts[order]
+    sizes = INSERT_SIZES[inserts]
+    # Each inserted code point's index in INSERT_CODES: its insert's start plus its index
+    # within the insert.
+    within = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    values = INSERT_CODES[np.repeat(INSERT_STARTS[inserts], sizes) + within]
+    return np.insert(codes, np.repeat(positions, sizes), values)
+
+
+def mark_texts(texts: Sequence[str], kinds: np.ndarray) -> list[str]:
+    """The texts, each escaped, with <b> around its runs of kind 1 and <s> around its runs of
+    kind -1; `kinds` has one per character of the texts laid end to end. All texts are marked
+    together in numpy, as code points."""
+    if not texts:
+        return []
+    # A run starts where the kind changes or a text begins; runs never span two texts.
+    text_ends = np.cumsum([len(text) for text in texts])[:-1]
+    run_start = np.ones(len(kinds), dtype=bool)
+    run_start[1:] = kinds[1:] != kinds[:-1]
+    run_start[text_ends[text_ends < len(kinds)]] = True
+    starts = np.flatnonzero(run_start)
+    ends = np.append(starts, len(kinds))[1:]
+    bold, struck = kinds[starts] == 1, kinds[starts] == -1
+    codes = code_points("".join(texts)).copy()
+    # All escaped characters are ASCII and DEL is not one: other characters count as DEL here.
+    escape_of = ESCAPE_INDEX[np.minimum(codes, 0x7F)]
+    special = np.flatnonzero(escape_of >= 0)
+    escapes = escape_of[special]
+    codes[special] = ESCAPE_FIRSTS[escapes]
+    # At one index: the rest of an escape, closing tags, a text's end, then opening tags.
+    inserted = [
+        (special + 1, escapes),
+        (ends[bold], CLOSE_BOLD),
+        (ends[struck], CLOSE_STRUCK),
+        (text_ends, TEXT_END),
+        (starts[bold], OPEN_BOLD),
+        (starts[struck], OPEN_STRUCK),
+    ]
+    positions = np.concatenate([at for at, _ in inserted])
+    inserts = np.concatenate([np.broadcast_to(what, at.shape) for at, what in inserted])
+    marked = with_inserts(codes, positions, inserts)
+    return marked.tobytes().decode("utf-32-le").split("\n")
+
+
 class SampleCoverage:
-    """For the sample texts of some runs, per question: for every character, the largest number
-    of the question's reference answers holding a 3-gram that covers it. One pass over each
-    question's references serves all pages (questions in parallel: the core releases the GIL).
-    Runs whose samples are malformed, or questions not in `questions`, are left out: rendering
-    their pages reports them."""
+    """For the sample texts of some runs, per question: the kind of every character (see
+    character_kinds), from the largest number of the question's reference answers holding a
+    3-gram that covers it. One pass over each question's references serves all pages
+    (questions in parallel: the core releases the GIL). Runs whose samples are malformed, or
+    questions not in `questions`, are left out: rendering their pages reports them."""
 
     def __init__(self, runs: Iterable[RunResult], questions: Mapping[str, Question]) -> None:
         texts: dict[str, dict[str, None]] = {}
@@ -246,65 +340,39 @@ class SampleCoverage:
             qid: sum(len(answers) for answers in question.answers.values())
             for qid, question in questions.items()
         }
-        self._coverage: dict[tuple[str, str], np.ndarray] = {}
+        self._kinds: dict[tuple[str, str], bytes] = {}
 
         def count(qid: str) -> None:
             references = [a for answers in questions[qid].answers.values() for a in answers]
             question_texts = [t for t in texts[qid] if isinstance(t, str)]
-            coverage = _core.trigram_coverage(references, question_texts)
-            ends = np.cumsum([len(text) for text in question_texts])
-            for text, part in zip(question_texts, np.split(coverage, ends[:-1]), strict=True):
-                self._coverage[qid, text] = part
+            counts = _core.trigram_coverage(references, question_texts)
+            # As bytes: a page joins the kinds of its hundreds of texts at C speed.
+            kinds = character_kinds(counts, len(references)).tobytes()
+            start = 0
+            for text in question_texts:
+                self._kinds[qid, text] = kinds[start : start + len(text)]
+                start += len(text)
 
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             list(pool.map(count, [qid for qid in texts if qid in questions]))
 
-    def of(self, question_id: str, text: str) -> np.ndarray:
-        return self._coverage[question_id, text]
+    def kinds(self, question_id: str, text: str) -> bytes:
+        """The kind of each character of the text, as int8 bytes."""
+        return self._kinds[question_id, text]
 
 
 def marked_texts(
     question_texts: Sequence[tuple[str, Sequence[str]]], coverage: SampleCoverage
 ) -> list[str]:
     """The texts of every (question id, texts) group, in order, each escaped, with <b> around
-    its common and <s> around its rare characters. The texts of a page are classified
-    together in numpy; only the runs loop in Python."""
+    its common and <s> around its rare characters. The texts of a page are marked together."""
     texts = [text for _, group in question_texts for text in group]
-    lengths = [len(text) for text in texts]
-    df = np.concatenate(
-        [np.zeros(0, dtype=np.uint32)]
-        + [coverage.of(qid, text) for qid, group in question_texts for text in group]
-    ).astype(np.int64)
-    references = np.repeat(
-        [coverage.num_references[qid] for qid, _ in question_texts],
-        [sum(len(text) for text in group) for _, group in question_texts],
-    ).astype(np.int64)
-    kinds = (df * BOLD_DIVISOR > references).astype(np.int8)  # 1: bold
-    kinds[df * STRIKE_DIVISOR < references] = -1  # -1: struck through, 0: plain
-    # A run starts where the kind changes or a text begins; runs never span two texts.
-    text_ends = np.cumsum(lengths, dtype=np.int64)
-    run_start = np.ones(len(df), dtype=bool)
-    run_start[1:] = kinds[1:] != kinds[:-1]
-    run_start[text_ends[:-1][text_ends[:-1] < len(df)]] = True
-    starts = np.flatnonzero(run_start)
-    bounds = np.append(starts, len(df)).tolist()
-    joined = "".join(texts)
-    # Only the few runs holding a special character go through the escaping.
-    specials = [match.start() for match in SPECIAL.finditer(joined)]
-    needs_escape = np.zeros(len(starts), dtype=bool)
-    needs_escape[np.searchsorted(starts, specials, side="right") - 1] = True
-    pieces = [
-        RUN_FORMATS[kind].format(escape_text(joined[start:end]) if escape else joined[start:end])
-        for start, end, kind, escape in zip(
-            bounds[:-1], bounds[1:], kinds[starts].tolist(), needs_escape.tolist(), strict=True
-        )
-    ]
-    runs_before = np.searchsorted(starts, text_ends).tolist()
-    return ["".join(pieces[a:b]) for a, b in zip([0, *runs_before[:-1]], runs_before, strict=True)]
+    kinds = b"".join(coverage.kinds(qid, text) for qid, group in question_texts for text in group)
+    return mark_texts(texts, np.frombuffer(kinds, dtype=np.int8))
 
 
 def render_page(run: RunResult, coverage: SampleCoverage) -> str:
-    """The README.md of a run; `coverage` holds its samples' 3-gram counts.
+    """The README.md of a run; `coverage` holds the kinds of its samples' characters.
     The samples are checked only when they fail to render (checking all costs as much as
     rendering); the error then names the field."""
     try:
