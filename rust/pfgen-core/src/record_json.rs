@@ -16,8 +16,8 @@ pub fn write_python_float(out: &mut String, x: f64) {
         out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
         return;
     }
-    // Rust's `{:e}` gives the same shortest round-trip digits: "-1.2345e-6". Written at the
-    // end of `out`, then moved to a buffer (at most 24 bytes) and rewritten.
+    // Rust's `{:e}` gives the same shortest round-trip digits: "1.2345e-6" for the magnitude.
+    // Written at the end of `out`, its digits and exponent are read back, then rewritten.
     let start = out.len();
     let _ = write!(out, "{:e}", x.abs());
     let mut digits = [0u8; 32];
