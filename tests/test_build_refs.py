@@ -410,31 +410,24 @@ def test_invalid_rules_stop_before_writing(
     assert not (out / f"{QUESTION_ID}.json").exists()
 
 
-def test_unwritable_output_is_an_error(tmp_path: Path, data_dir: Path) -> None:
+@pytest.mark.parametrize("option", ["--out", "--spill-dir"])
+def test_unwritable_directory_is_an_error(tmp_path: Path, data_dir: Path, option: str) -> None:
     question, answers = references(data_dir)
     candidates = write_jsonl(
         tmp_path / "c.jsonl", [{"question": question, "answer": a} for a in answers[:50]]
     )
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    result = run_cli(
-        "build-refs", "--meta", data_dir / "meta", "--candidates", candidates, "--out", blocker
-    )
+    unwritable = blocker / "dir"
+    if option == "--out":
+        out = unwritable
+        result = run_cli(
+            "build-refs", "--meta", data_dir / "meta", "--candidates", candidates, "--out", out
+        )
+    else:
+        result, out = build(tmp_path, data_dir, [candidates], option, unwritable)
     assert result.returncode == 1
-    assert result.stderr.startswith(f"error: {blocker}: cannot write")
-    assert "Traceback" not in result.stderr
-
-
-def test_unwritable_spill_directory_is_an_error(tmp_path: Path, data_dir: Path) -> None:
-    question, answers = references(data_dir)
-    candidates = write_jsonl(
-        tmp_path / "c.jsonl", [{"question": question, "answer": a} for a in answers[:50]]
-    )
-    blocker = tmp_path / "file"
-    blocker.write_text("not a directory")
-    result, out = build(tmp_path, data_dir, [candidates], "--spill-dir", blocker / "spill")
-    assert result.returncode == 1
-    assert result.stderr.startswith(f"error: {blocker / 'spill'}: cannot write")
+    assert result.stderr.startswith(f"error: {unwritable}: cannot write")
     assert "Traceback" not in result.stderr
     assert not (out / f"{QUESTION_ID}.json").exists()
 
