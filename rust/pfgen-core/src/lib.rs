@@ -16,7 +16,7 @@ pub mod trigram_counts;
 use rayon::prelude::*;
 
 use helpfulness::{helpfulness, WeightedRule};
-use reference::{ReferenceError, ReferenceTables, Scratch, Source};
+use reference::{ReferenceError, ReferenceTables, Scratch, Source, GROUP};
 use rounding::py_round;
 
 /// Batches smaller than this are scored on the calling thread.
@@ -78,21 +78,39 @@ impl QuestionScorer {
         let mut results: Vec<Vec<(String, f64)>> = vec![Vec::new(); n]; // empty: no allocation
         let score_chunk = |first: usize, out: ChunkOut| {
             let mut scratch = Scratch::default();
-            for offset in 0..out.helpfulness.len() {
-                let i = first + offset;
-                let answer = answers[i].as_ref();
-                let fluency = &mut out.fluency[offset * k..(offset + 1) * k];
-                let truthfulness = &mut out.truthfulness[offset * k..(offset + 1) * k];
-                self.references
-                    .score(answer, &mut scratch, fluency, truthfulness);
-                let external_row = external
-                    .get(i * self.num_external..(i + 1) * self.num_external)
-                    .unwrap_or(&[]);
-                let (help, average, results) =
-                    self.finish_record(answer, external_row, fluency, truthfulness, with_results);
-                out.helpfulness[offset] = help;
-                out.average[offset] = average;
-                out.results[offset] = results;
+            let count = out.helpfulness.len();
+            for group_start in (0..count).step_by(GROUP) {
+                let group = group_start..(group_start + GROUP).min(count);
+                let group_answers: Vec<&[char]> = group
+                    .clone()
+                    .map(|offset| answers[first + offset].as_ref())
+                    .collect();
+                let rows = group.start * k..group.end * k;
+                self.references.score_group(
+                    &group_answers,
+                    &mut scratch,
+                    &mut out.fluency[rows.clone()],
+                    &mut out.truthfulness[rows],
+                );
+                for offset in group {
+                    let i = first + offset;
+                    let answer = answers[i].as_ref();
+                    let fluency = &mut out.fluency[offset * k..(offset + 1) * k];
+                    let truthfulness = &mut out.truthfulness[offset * k..(offset + 1) * k];
+                    let external_row = external
+                        .get(i * self.num_external..(i + 1) * self.num_external)
+                        .unwrap_or(&[]);
+                    let (help, average, results) = self.finish_record(
+                        answer,
+                        external_row,
+                        fluency,
+                        truthfulness,
+                        with_results,
+                    );
+                    out.helpfulness[offset] = help;
+                    out.average[offset] = average;
+                    out.results[offset] = results;
+                }
             }
         };
         if n < PARALLEL_MIN_ANSWERS {

@@ -56,17 +56,6 @@ impl Node {
         self.code as u32 as usize
     }
 
-    /// A value telling apart the n-grams of one table: a chain position stands for one
-    /// n-gram per length.
-    #[inline]
-    pub fn identity(self, length: usize) -> u64 {
-        if self.is_chain() {
-            CHAIN | (length as u64) << 40 | self.position() as u64
-        } else {
-            self.code
-        }
-    }
-
     /// Document frequencies, one per source of the table (unused lanes hold 0).
     #[inline]
     pub fn frequencies(self) -> [u16; MAX_SOURCES] {
@@ -148,13 +137,40 @@ impl NgramTable {
     /// `parent`'s n-gram (0 for the root).
     #[inline]
     pub fn child(&self, parent: Node, length: usize, c: char) -> Option<Node> {
+        let home = if parent.is_chain() {
+            0
+        } else {
+            self.home_slot(node_key(parent.code, c))
+        };
+        self.child_from(parent, length, c, home)
+    }
+
+    /// Asks the caches for what `child(parent, length, c)` reads first, and returns the slot
+    /// its probe starts from (for `child_from`).
+    #[inline]
+    pub fn prefetch_child(&self, parent: Node, length: usize, c: char) -> usize {
+        if parent.is_chain() {
+            if let Some(next) = self.text.get(parent.position() + length) {
+                prefetch(next);
+            }
+            0
+        } else {
+            let home = self.home_slot(node_key(parent.code, c));
+            prefetch(&self.slots[home]);
+            home
+        }
+    }
+
+    /// `child`, its probe starting at `home` (from `prefetch_child`).
+    #[inline]
+    pub fn child_from(&self, parent: Node, length: usize, c: char, home: usize) -> Option<Node> {
         if parent.is_chain() {
             // The text says what follows the only occurrence (SEPARATOR at its end).
             return (self.text[parent.position() + length] == c as u32).then_some(parent);
         }
         let key = node_key(parent.code, c);
         let capacity = self.slots.len();
-        let mut slot = self.home_slot(key);
+        let mut slot = home;
         loop {
             let stored = self.slots[slot];
             if stored.key == key {
@@ -292,20 +308,5 @@ mod tests {
     fn packed_lanes_round_trip() {
         let lanes = 7 | 65535 << LANE_BITS | 1 << (2 * LANE_BITS);
         assert_eq!(unpack(lanes), [7, 65535, 1]);
-    }
-
-    #[test]
-    fn chain_identities_differ_per_length_and_position() {
-        let a = Node {
-            code: CHAIN | 5,
-            lanes: 1,
-        };
-        let b = Node {
-            code: CHAIN | 6,
-            lanes: 1,
-        };
-        assert_ne!(a.identity(3), a.identity(4));
-        assert_ne!(a.identity(3), b.identity(3));
-        assert_ne!(a.identity(3), Node { code: 5, lanes: 0 }.identity(3));
     }
 }

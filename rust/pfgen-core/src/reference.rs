@@ -82,16 +82,19 @@ pub struct ReferenceTables {
     truth_ratios: Vec<Vec<f64>>,
 }
 
+/// Answers walked side by side (see `ReferenceTables::score_group`).
+pub const GROUP: usize = 4;
+
 /// Scratch space of one scoring thread, reused across answers.
 pub struct Scratch {
-    walk: Walk,
+    walks: Vec<Walk>,
     kept: Vec<usize>,
 }
 
 impl Default for Scratch {
     fn default() -> Self {
         Scratch {
-            walk: Walk::new(),
+            walks: (0..GROUP).map(|_| Walk::new()).collect(),
             kept: Vec::with_capacity(TRUTH_CUT),
         }
     }
@@ -156,32 +159,60 @@ impl ReferenceTables {
         self.tables.iter().map(NgramTable::memory_bytes).sum()
     }
 
-    /// Fluency (spec §3) and Truthfulness (spec §4) of `answer` (its characters) against every
-    /// source.
-    pub fn score(
+    /// Fluency (spec §3) and Truthfulness (spec §4) of up to GROUP answers (their
+    /// characters) against every source: row i of `fluency` and `truthfulness` (one value per
+    /// source) is answer i's.
+    ///
+    /// The answers are walked side by side, a character of each in turn. A walk's reads of
+    /// the table depend on what it found at the previous character, so one walk alone waits
+    /// for memory at every character; here, after each step, the table lines of that
+    /// answer's next step are prefetched and are in the caches by its next turn.
+    pub fn score_group(
         &self,
-        answer: &[char],
+        answers: &[&[char]],
         scratch: &mut Scratch,
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        let Scratch { walk, kept } = scratch;
-        let chars = &answer[..answer.len().min(TRUTH_CUT - 1)];
+        assert!(answers.len() <= GROUP, "at most {GROUP} answers at a time");
+        let Scratch { walks, kept } = scratch;
+        let k = self.num_sources();
+        let answers: Vec<&[char]> = answers
+            .iter()
+            .map(|answer| &answer[..answer.len().min(TRUTH_CUT - 1)])
+            .collect();
+        let longest = answers.iter().map(|chars| chars.len()).max().unwrap_or(0);
         for (group, table) in self.tables.iter().enumerate() {
             let first = group * MAX_SOURCES;
             let sources = first..first + table.num_sources();
-            walk.reset(chars.len());
-            for (index, &c) in chars.iter().enumerate() {
-                walk.advance(table, index, c, &self.baselines[sources.clone()]);
+            let baselines = &self.baselines[sources.clone()];
+            for (walk, chars) in walks.iter_mut().zip(&answers) {
+                walk.reset(chars);
+                if let Some(&c) = chars.first() {
+                    walk.prefetch(table, 0, c);
+                }
             }
-            walk.finish(
-                table,
-                chars,
-                &self.truth_ratios[sources.clone()],
-                kept,
-                &mut fluency[sources.clone()],
-                &mut truthfulness[sources],
-            );
+            for index in 0..longest {
+                for (walk, chars) in walks.iter_mut().zip(&answers) {
+                    if let Some(&c) = chars.get(index) {
+                        walk.advance(table, index, c, baselines);
+                        if let Some(&next) = chars.get(index + 1) {
+                            walk.prefetch(table, index + 1, next);
+                        }
+                    }
+                }
+            }
+            for (i, (walk, chars)) in walks.iter_mut().zip(&answers).enumerate() {
+                let row = i * k;
+                walk.finish(
+                    table,
+                    chars,
+                    &self.truth_ratios[sources.clone()],
+                    kept,
+                    &mut fluency[row + sources.start..row + sources.end],
+                    &mut truthfulness[row + sources.start..row + sources.end],
+                );
+            }
         }
     }
 }
@@ -240,7 +271,7 @@ const fn discounts() -> [f64; TRUTH_CUT + 1] {
 /// every length for the first 150 characters; Truthfulness the 3-grams of
 /// t = ("^" + answer + "$")[:202].
 struct Walk {
-    seen: SeenNodes,
+    repeats: Repeats,
     /// Per index of t: the largest frequency of a 3-gram covering it, per source.
     max_frequency: Vec<[u16; MAX_SOURCES]>,
     /// nodes[index % 2][n]: node of the n-gram ending at character `index`; n = 0 is the
@@ -248,6 +279,8 @@ struct Walk {
     nodes: [[Node; MAX_N + 1]; 2],
     /// How many of previous[1..] exist.
     previous_depth: usize,
+    /// Where the probe of the n-gram of length n + 1 starts (see `prefetch`).
+    homes: [usize; MAX_N],
     /// Characters of the answer that Fluency walks.
     fluency_length: usize,
     totals: [u64; MAX_SOURCES],
@@ -257,18 +290,21 @@ struct Walk {
 impl Walk {
     fn new() -> Self {
         Walk {
-            seen: SeenNodes::new(),
+            repeats: Repeats::new(),
             max_frequency: Vec::with_capacity(TRUTH_CUT),
             nodes: [[ROOT; MAX_N + 1]; 2],
             previous_depth: 0,
+            homes: [0; MAX_N],
             fluency_length: 0,
             totals: [0; MAX_SOURCES],
             best: [0.0; MAX_SOURCES],
         }
     }
 
-    fn reset(&mut self, answer_length: usize) {
-        self.seen.clear();
+    fn reset(&mut self, chars: &[char]) {
+        let answer_length = chars.len();
+        self.repeats
+            .compute(&chars[..answer_length.min(FLUENCY_USEFUL)]);
         self.max_frequency.clear();
         self.max_frequency
             .resize((answer_length + 2).min(TRUTH_CUT), [0; MAX_SOURCES]);
@@ -298,7 +334,7 @@ impl Walk {
         };
         let mut depth = 0;
         for n in 1..=candidates {
-            match table.child(previous[n - 1], n - 1, c) {
+            match table.child_from(previous[n - 1], n - 1, c, self.homes[n - 1]) {
                 Some(node) => {
                     current[n] = node;
                     depth = n;
@@ -314,18 +350,13 @@ impl Walk {
             );
         }
         if index < FLUENCY_USEFUL {
-            // Counted after all probes of the position, which keeps the probes independent.
-            // Longest first: once an n-gram was counted before, so were all the shorter ones
-            // here (its suffixes ended where it ended), so the counted set stays closed under
-            // suffixes and the first one seen ends the loop.
-            let mut added = 0;
-            for n in (1..=depth).rev() {
-                let node = current[n];
-                if !self.seen.insert(node.identity(n)) {
-                    break;
-                }
-                added += node.lanes;
-            }
+            // Each distinct n-gram counts once: those ending here that also end at an earlier
+            // character were counted there.
+            let added: u64 = current[1..=depth]
+                .iter()
+                .skip(self.repeats.lengths[index] as usize)
+                .map(|node| node.lanes)
+                .sum();
             for (lane, total) in self.totals.iter_mut().enumerate() {
                 *total += (added >> (LANE_BITS * lane as u32)) & LANE_MASK;
             }
@@ -342,6 +373,17 @@ impl Walk {
             }
         }
         self.previous_depth = depth;
+    }
+
+    /// Prefetches what `advance` will read at `index` (the character `c`), and notes where
+    /// its probes start; `advance` at `index` needs it first.
+    #[inline]
+    fn prefetch(&mut self, table: &NgramTable, index: usize, c: char) {
+        let previous = &self.nodes[(index + 1) % 2];
+        let candidates = self.candidates(index);
+        for (length, &parent) in previous.iter().enumerate().take(candidates) {
+            self.homes[length] = table.prefetch_child(parent, length, c);
+        }
     }
 
     /// Adds the 3-grams of t holding a marker, then computes both scores.
@@ -417,22 +459,75 @@ fn mark(max_frequency: &mut [[u16; MAX_SOURCES]], start: usize, frequencies: &[u
     }
 }
 
-/// The set of nodes already counted for the current answer: open addressing over node codes,
-/// cleared in O(1) by bumping a generation stamp.
-struct SeenNodes {
-    nodes: Box<[u64; SEEN_CAPACITY]>,
-    stamps: Box<[u32; SEEN_CAPACITY]>,
+/// For each of the first FLUENCY_USEFUL characters of an answer, the length of the longest
+/// n-gram (at most MAX_N) ending there that also ends at an earlier character: the n-grams
+/// ending there that the answer has already had.
+///
+/// Two texts ending at i and at j = i - d agree backwards along the diagonal d: a run along
+/// it grows by one when the characters at i and i - d agree and is broken otherwise. Only the
+/// earlier occurrences of each character are visited (linked from the last one).
+struct Repeats {
+    lengths: [u8; FLUENCY_USEFUL],
+    /// The previous index holding the same character (NONE if none).
+    previous_same: [u8; FLUENCY_USEFUL],
+    /// Per diagonal: the index where its run last grew, and the run's length there.
+    run_ends: [u8; FLUENCY_USEFUL],
+    runs: [u8; FLUENCY_USEFUL],
+    last_index: LastIndex,
+}
+
+const NONE: u8 = u8::MAX;
+
+impl Repeats {
+    fn new() -> Self {
+        Repeats {
+            lengths: [0; FLUENCY_USEFUL],
+            previous_same: [NONE; FLUENCY_USEFUL],
+            run_ends: [NONE; FLUENCY_USEFUL],
+            runs: [0; FLUENCY_USEFUL],
+            last_index: LastIndex::new(),
+        }
+    }
+
+    fn compute(&mut self, chars: &[char]) {
+        self.last_index.clear();
+        self.run_ends.fill(NONE);
+        for (i, &c) in chars.iter().enumerate() {
+            let mut longest = 0;
+            let mut j = self.last_index.replace(c, i as u8);
+            self.previous_same[i] = j;
+            while j != NONE {
+                let diagonal = i - j as usize;
+                let grows = i > 0 && self.run_ends[diagonal] == (i - 1) as u8;
+                let run = if grows { self.runs[diagonal] + 1 } else { 1 };
+                self.runs[diagonal] = run;
+                self.run_ends[diagonal] = i as u8;
+                longest = longest.max(run);
+                j = self.previous_same[j as usize];
+            }
+            self.lengths[i] = longest.min(MAX_N as u8);
+        }
+    }
+}
+
+/// The last index of each character in the answer so far: open addressing over code
+/// points, cleared in O(1) by bumping a generation stamp.
+struct LastIndex {
+    chars: [u32; LAST_INDEX_CAPACITY],
+    indexes: [u8; LAST_INDEX_CAPACITY],
+    stamps: [u32; LAST_INDEX_CAPACITY],
     generation: u32,
 }
 
-/// At most FLUENCY_USEFUL * MAX_N nodes are inserted per answer; keep the load under one half.
-const SEEN_CAPACITY: usize = 4096;
+/// Holds the at most FLUENCY_USEFUL characters of an answer at a load under 0.3.
+const LAST_INDEX_CAPACITY: usize = 512;
 
-impl SeenNodes {
+impl LastIndex {
     fn new() -> Self {
-        SeenNodes {
-            nodes: Box::new([0; SEEN_CAPACITY]),
-            stamps: Box::new([0; SEEN_CAPACITY]),
+        LastIndex {
+            chars: [0; LAST_INDEX_CAPACITY],
+            indexes: [0; LAST_INDEX_CAPACITY],
+            stamps: [0; LAST_INDEX_CAPACITY],
             generation: 0,
         }
     }
@@ -445,20 +540,20 @@ impl SeenNodes {
         }
     }
 
-    /// True if the node was not in the set.
+    /// Records `index` as the last index of `c`; returns the one before (NONE if none).
     #[inline]
-    fn insert(&mut self, node: u64) -> bool {
-        let mask = SEEN_CAPACITY - 1;
-        // The top bits of the product depend on every bit of the identity.
-        let mut slot = (node.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52) as usize & mask;
+    fn replace(&mut self, c: char, index: u8) -> u8 {
+        let mask = LAST_INDEX_CAPACITY - 1;
+        let mut slot = ((c as u32).wrapping_mul(0x9e37_79b9) >> 23) as usize & mask;
         loop {
             if self.stamps[slot] != self.generation {
                 self.stamps[slot] = self.generation;
-                self.nodes[slot] = node;
-                return true;
+                self.chars[slot] = c as u32;
+                self.indexes[slot] = index;
+                return NONE;
             }
-            if self.nodes[slot] == node {
-                return false;
+            if self.chars[slot] == c as u32 {
+                return std::mem::replace(&mut self.indexes[slot], index);
             }
             slot = (slot + 1) & mask;
         }
@@ -481,13 +576,72 @@ mod tests {
     fn scores(tables: &ReferenceTables, answer: &str) -> (f64, f64) {
         let (mut fluency, mut truthfulness) = ([0.0], [0.0]);
         let answer: Vec<char> = answer.chars().collect();
-        tables.score(
-            &answer,
+        tables.score_group(
+            &[&answer],
             &mut Scratch::default(),
             &mut fluency,
             &mut truthfulness,
         );
         (fluency[0], truthfulness[0])
+    }
+
+    /// Deterministic pseudo-random texts over a few characters, so that n-grams repeat.
+    fn random_texts(count: usize, seed: u64) -> Vec<String> {
+        let alphabet: Vec<char> = "あいう漢😀ab".chars().collect();
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        };
+        (0..count)
+            .map(|_| {
+                let length = next() % 220;
+                (0..length)
+                    .map(|_| alphabet[(next() % 3).min(next() % alphabet.len())])
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn repeats_are_the_longest_earlier_n_grams() {
+        let mut repeats = Repeats::new();
+        for text in random_texts(200, 3) {
+            let chars: Vec<char> = text.chars().take(FLUENCY_USEFUL).collect();
+            repeats.compute(&chars);
+            for i in 0..chars.len() {
+                let earlier = |n: usize| {
+                    let gram = &chars[i + 1 - n..=i];
+                    (n - 1..i).any(|j| &chars[j + 1 - n..=j] == gram)
+                };
+                let expected = (1..=MAX_N.min(i + 1))
+                    .filter(|&n| earlier(n))
+                    .max()
+                    .unwrap_or(0);
+                assert_eq!(repeats.lengths[i] as usize, expected, "{text:?} at {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn answers_walked_side_by_side_score_as_alone() {
+        let references = random_texts(50, 11);
+        let references: Vec<&str> = references.iter().map(String::as_str).collect();
+        let table = tables(&references);
+        let answers = random_texts(40, 12);
+        let mut scratch = Scratch::default();
+        for group in answers.chunks(GROUP) {
+            let chars: Vec<Vec<char>> = group.iter().map(|a| a.chars().collect()).collect();
+            let views: Vec<&[char]> = chars.iter().map(Vec::as_slice).collect();
+            let mut fluency = vec![0.0; group.len()];
+            let mut truthfulness = vec![0.0; group.len()];
+            table.score_group(&views, &mut scratch, &mut fluency, &mut truthfulness);
+            for (i, answer) in group.iter().enumerate() {
+                assert_eq!((fluency[i], truthfulness[i]), scores(&table, answer));
+            }
+        }
     }
 
     #[test]
