@@ -39,6 +39,7 @@ def test_arrays_follow_the_chosen_sources(references: ReferenceData):
     assert arrays.sources == ["T", "S"]
     assert arrays.fluency.shape == (2, 2) and arrays.average.shape == (2,)
     assert np.all(arrays.fluency[1] == 0.0)
+    assert arrays.lengths.tolist() == [8.0, 0.0]  # in characters
     record = both.score(["算数と数学の違い"])[0]
     assert list(record["fluency"]) == ["T", "S"]
     assert record["fluency"]["T"] == arrays.fluency[0, 0]

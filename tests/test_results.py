@@ -33,6 +33,7 @@ def scored_question(
         np.array(fluency, dtype=np.float64).reshape(count, len(sources)) / 2,
         np.full(count, 0.5),
         np.array(averages, dtype=np.float64),
+        np.arange(1, count + 1, dtype=np.float64),
     )
     records = {i: {"average": averages[i]} for i in sample_indices(scores.average)}
     return ScoredQuestion(question, answers, scores, records)

@@ -29,6 +29,7 @@ class QuestionScorer:
         npt.NDArray[np.float64],
         npt.NDArray[np.float64],
         npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
         list[list[tuple[str, float]]] | None,
         list[bytes] | None,
     ]: ...

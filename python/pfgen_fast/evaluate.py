@@ -254,6 +254,7 @@ class Evaluator:
                 arrays.truthfulness[start:end],
                 arrays.helpfulness[start:end],
                 arrays.average[start:end],
+                arrays.lengths[start:end],
                 records[start:end],
             )
             start = end

@@ -23,7 +23,7 @@ SAMPLE_RANKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 @dataclass(frozen=True)
 class ScoredQuestion:
     """The answers of one question in file order, their scores, and the full records of the
-    sampled answers (index in file order -> per-answer record)."""
+    sampled answers (index in file order -> per-answer record, in `sample_indices` order)."""
 
     question: str
     answers: list[dict[str, Any]]
@@ -65,18 +65,14 @@ def column_means(values: np.ndarray) -> list[float]:
     return np.ascontiguousarray(values.T).mean(axis=1).tolist()
 
 
-def answer_lengths(answers: list[dict[str, Any]]) -> np.ndarray:
-    return np.fromiter((len(answer["answer"]) for answer in answers), np.float64, len(answers))
-
-
-def question_summary(scored: ScoredQuestion, lengths: np.ndarray) -> dict[str, Any]:
+def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
     arrays = scored.scores
     score, score_std = mean_std(arrays.average, 4)
-    length, length_std = mean_std(lengths, 1)
+    length, length_std = mean_std(arrays.lengths, 1)
     samples = []
-    for index in sample_indices(arrays.average):
+    for index, record in scored.sample_records.items():
         sample = {k: v for k, v in scored.answers[index].items() if k not in ("question", "scores")}
-        sample["scores"] = scored.sample_records[index]
+        sample["scores"] = record
         samples.append(sample)
     fluency = column_means(arrays.fluency)
     truthfulness = column_means(arrays.truthfulness)
@@ -106,13 +102,14 @@ def build_result(
 ) -> dict[str, Any]:
     """The result.json object; `scored` is keyed by question id."""
     question_ids = sorted(scored)
-    lengths = {qid: answer_lengths(scored[qid].answers) for qid in question_ids}
-    questions = {qid: question_summary(scored[qid], lengths[qid]) for qid in question_ids}
+    questions = {qid: question_summary(scored[qid]) for qid in question_ids}
     num_trials = min(len(scored[qid].answers) for qid in question_ids)
     # Row t: the t-th answer's average of every question; its mean is trial t's score.
     by_trial = np.stack([scored[qid].scores.average[:num_trials] for qid in question_ids], axis=1)
     score, score_std = mean_std(by_trial.mean(axis=1), 4)
-    length, length_std = mean_std(np.concatenate(list(lengths.values())), 1)
+    length, length_std = mean_std(
+        np.concatenate([scored[qid].scores.lengths for qid in question_ids]), 1
+    )
     # Accumulated question by question, rounding at every step, as the benchmark does.
     overall: dict[str, Any] = {"fluency": {}, "truthfulness": {}, "helpfulness": 0, "average": 0}
     count = len(question_ids)

@@ -31,13 +31,16 @@ REGEX_SPECIAL = re.compile(r"[.^$*+?{}\[\]\\|()]")
 @dataclass(frozen=True)
 class ScoreArrays:
     """Scores of a batch, rounded as in the per-answer record; columns of the 2-D arrays follow
-    `QuestionScorer.sources`. `records_json`: the per-answer records as JSON text, if asked."""
+    `QuestionScorer.sources`; `lengths`: the answers' lengths in characters (as floats, the
+    benchmark's length statistics). `records_json`: the per-answer records as JSON text, if
+    asked."""
 
     sources: list[str]
     fluency: np.ndarray
     truthfulness: np.ndarray
     helpfulness: np.ndarray
     average: np.ndarray
+    lengths: np.ndarray
     records_json: list[bytes] | None = None
 
 
@@ -119,14 +122,16 @@ class QuestionScorer:
     def score_arrays(self, answers: Sequence[str], with_json: bool = False) -> ScoreArrays:
         """Scores as numpy arrays, without building a record per answer; with `with_json`,
         also each record as JSON text (`json.dumps(record, ensure_ascii=False)` layout)."""
-        fluency, truthfulness, helpfulness, average, _, records = self._score(
+        fluency, truthfulness, helpfulness, average, lengths, _, records = self._score(
             list(answers), False, with_json
         )
-        return ScoreArrays(self.sources, fluency, truthfulness, helpfulness, average, records)
+        return ScoreArrays(
+            self.sources, fluency, truthfulness, helpfulness, average, lengths, records
+        )
 
     def score(self, answers: Sequence[str]) -> list[dict[str, Any]]:
         """The per-answer records of the benchmark (spec §6), key order included."""
-        fluency, truthfulness, helpfulness, average, results, _ = self._score(
+        fluency, truthfulness, helpfulness, average, _, results, _ = self._score(
             list(answers), True, False
         )
         sources = self.sources

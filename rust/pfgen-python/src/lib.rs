@@ -240,11 +240,13 @@ impl QuestionScorer {
         Bound<'py, PyAny>,
         Bound<'py, PyArray1<f64>>,
         Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<f64>>,
         Option<Vec<Vec<(String, f64)>>>,
         Option<Vec<Bound<'py, PyBytes>>>,
     )> {
         let (characters, ends) = text_characters(&answers, "answer")?;
         let answers = slices(&characters, &ends);
+        let lengths: Vec<f64> = answers.iter().map(|answer| answer.len() as f64).collect();
         let n = answers.len();
         let external_values = self.external_values(n, external)?;
         let (batch, records) = py.detach(|| {
@@ -270,6 +272,7 @@ impl QuestionScorer {
                 .into_any(),
             PyArray1::from_vec(py, batch.helpfulness),
             PyArray1::from_vec(py, batch.average),
+            PyArray1::from_vec(py, lengths),
             if with_results {
                 batch.helpfulness_results
             } else {
