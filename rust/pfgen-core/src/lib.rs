@@ -11,6 +11,8 @@ pub mod rare_ngrams;
 pub mod record_json;
 pub mod reference;
 pub mod rounding;
+#[cfg(test)]
+mod test_texts;
 pub mod trigram_counts;
 
 use rayon::prelude::*;

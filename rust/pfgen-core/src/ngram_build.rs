@@ -546,24 +546,8 @@ mod tests {
         assert_eq!(df(&table, "回答01"), vec![1000]);
     }
 
-    /// Deterministic pseudo-random answers over a small alphabet, with repeats.
     fn random_answers(count: usize, seed: u64) -> Vec<String> {
-        let alphabet: Vec<char> = "あいうえおか漢字😀\u{0}ab".chars().collect();
-        let mut state = seed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize
-        };
-        (0..count)
-            .map(|_| {
-                let length = next() % 30;
-                (0..length)
-                    .map(|_| alphabet[(next() % 3).min(next() % alphabet.len())])
-                    .collect()
-            })
-            .collect()
+        crate::test_texts::random_texts("あいうえおか漢字😀\u{0}ab", count, 30, seed)
     }
 
     #[test]

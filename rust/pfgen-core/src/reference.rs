@@ -585,24 +585,8 @@ mod tests {
         (fluency[0], truthfulness[0])
     }
 
-    /// Deterministic pseudo-random texts over a few characters, so that n-grams repeat.
     fn random_texts(count: usize, seed: u64) -> Vec<String> {
-        let alphabet: Vec<char> = "あいう漢😀ab".chars().collect();
-        let mut state = seed;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize
-        };
-        (0..count)
-            .map(|_| {
-                let length = next() % 220;
-                (0..length)
-                    .map(|_| alphabet[(next() % 3).min(next() % alphabet.len())])
-                    .collect()
-            })
-            .collect()
+        crate::test_texts::random_texts("あいう漢😀ab", count, 220, seed)
     }
 
     #[test]
