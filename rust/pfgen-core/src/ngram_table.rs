@@ -148,7 +148,7 @@ impl NgramTable {
     /// Asks the caches for what `child(parent, length, c)` reads first, and returns the slot
     /// its probe starts from (for `child_from`).
     #[inline]
-    pub fn prefetch_child(&self, parent: Node, length: usize, c: char) -> usize {
+    pub(crate) fn prefetch_child(&self, parent: Node, length: usize, c: char) -> usize {
         if parent.is_chain() {
             if let Some(next) = self.text.get(parent.position() + length) {
                 prefetch(next);
@@ -163,7 +163,13 @@ impl NgramTable {
 
     /// `child`, its probe starting at `home` (from `prefetch_child`).
     #[inline]
-    pub fn child_from(&self, parent: Node, length: usize, c: char, home: usize) -> Option<Node> {
+    pub(crate) fn child_from(
+        &self,
+        parent: Node,
+        length: usize,
+        c: char,
+        home: usize,
+    ) -> Option<Node> {
         if parent.is_chain() {
             // The text says what follows the only occurrence (SEPARATOR at its end).
             return (self.text[parent.position() + length] == c as u32).then_some(parent);
