@@ -200,42 +200,63 @@ impl Parser<'_> {
     /// The top-level object, noting the candidate fields.
     fn record(&mut self) -> Result<Fields, Error> {
         let mut fields = Fields::default();
-        self.position += 1; // '{'
-        self.skip_whitespace();
-        if self.peek() == Some(b'}') {
-            self.position += 1;
-            return Ok(fields);
-        }
         let mut key = Vec::new();
-        loop {
-            self.skip_whitespace();
+        self.items(b'}', "expected ',' or '}'", |parser| {
             key.clear();
-            self.string(Some(&mut key))?;
-            self.skip_whitespace();
-            self.expect(b':', "expected ':'")?;
-            self.skip_whitespace();
+            parser.string(Some(&mut key))?;
+            parser.colon()?;
             let field = FIELDS.iter().position(|f| f.as_bytes() == key.as_slice());
-            let value_start = self.position;
-            let is_string = self.peek() == Some(b'"');
-            self.value(1)?;
+            let value_start = parser.position;
+            let is_string = parser.peek() == Some(b'"');
+            parser.value(1)?;
             if let Some(field) = field {
                 fields.count[field] += 1;
                 fields.is_string[field] = is_string;
                 if field == 2 {
                     // `""` is the only empty string: any escape makes a character.
-                    fields.source_nonempty = self.position - value_start > 2;
+                    fields.source_nonempty = parser.position - value_start > 2;
                 }
             }
+            Ok(())
+        })?;
+        Ok(fields)
+    }
+
+    /// The items of an object or an array (its `{` or `[` at the current position), each
+    /// read by `item`, up to its `close`.
+    fn items(
+        &mut self,
+        close: u8,
+        missing_separator: &'static str,
+        mut item: impl FnMut(&mut Self) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.position += 1; // '{' or '['
+        self.skip_whitespace();
+        if self.peek() == Some(close) {
+            self.position += 1;
+            return Ok(());
+        }
+        loop {
+            self.skip_whitespace();
+            item(self)?;
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => self.position += 1,
-                Some(b'}') => {
+                Some(byte) if byte == close => {
                     self.position += 1;
-                    return Ok(fields);
+                    return Ok(());
                 }
-                _ => return Err(Error::Syntax("expected ',' or '}'")),
+                _ => return Err(Error::Syntax(missing_separator)),
             }
         }
+    }
+
+    /// The ':' between a key and its value, with the whitespace around it.
+    fn colon(&mut self) -> Result<(), Error> {
+        self.skip_whitespace();
+        self.expect(b':', "expected ':'")?;
+        self.skip_whitespace();
+        Ok(())
     }
 
     fn value(&mut self, depth: usize) -> Result<(), Error> {
@@ -255,51 +276,17 @@ impl Parser<'_> {
     }
 
     fn object(&mut self, depth: usize) -> Result<(), Error> {
-        self.position += 1; // '{'
-        self.skip_whitespace();
-        if self.peek() == Some(b'}') {
-            self.position += 1;
-            return Ok(());
-        }
-        loop {
-            self.skip_whitespace();
-            self.string(None)?;
-            self.skip_whitespace();
-            self.expect(b':', "expected ':'")?;
-            self.skip_whitespace();
-            self.value(depth + 1)?;
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => self.position += 1,
-                Some(b'}') => {
-                    self.position += 1;
-                    return Ok(());
-                }
-                _ => return Err(Error::Syntax("expected ',' or '}'")),
-            }
-        }
+        self.items(b'}', "expected ',' or '}'", |parser| {
+            parser.string(None)?;
+            parser.colon()?;
+            parser.value(depth + 1)
+        })
     }
 
     fn array(&mut self, depth: usize) -> Result<(), Error> {
-        self.position += 1; // '['
-        self.skip_whitespace();
-        if self.peek() == Some(b']') {
-            self.position += 1;
-            return Ok(());
-        }
-        loop {
-            self.skip_whitespace();
-            self.value(depth + 1)?;
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => self.position += 1,
-                Some(b']') => {
-                    self.position += 1;
-                    return Ok(());
-                }
-                _ => return Err(Error::Syntax("expected ',' or ']'")),
-            }
-        }
+        self.items(b']', "expected ',' or ']'", |parser| {
+            parser.value(depth + 1)
+        })
     }
 
     fn literal(&mut self, word: &'static [u8]) -> Result<(), Error> {
