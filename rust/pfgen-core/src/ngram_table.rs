@@ -89,9 +89,12 @@ const EMPTY_SLOT: Slot = Slot {
 };
 
 /// A finished, read-only table: open addressing with linear probing; the slot of a stored
-/// node is its identity.
+/// node is its identity. Probes run forwards without wrapping around: keys hash to the first
+/// `home_slots` slots, and the slots after them hold the ends of the clusters and at least
+/// one empty slot, where every probe stops.
 pub struct NgramTable {
     slots: Vec<Slot>,
+    home_slots: usize,
     /// The reference answers, one after another, each followed by SEPARATOR.
     text: Vec<u32>,
     num_sources: usize,
@@ -130,7 +133,7 @@ impl NgramTable {
     fn home_slot(&self, key: u64) -> usize {
         // Fibonacci hashing: the high bits of key * 2^64/phi, scaled to the capacity.
         let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        ((spread as u128 * self.slots.len() as u128) >> 64) as usize
+        ((spread as u128 * self.home_slots as u128) >> 64) as usize
     }
 
     /// The n-gram `parent + c`, if a reference answer contains it; `length` is the length of
@@ -156,7 +159,9 @@ impl NgramTable {
             0
         } else {
             let home = self.home_slot(node_key(parent.code, c));
-            prefetch(&self.slots[home]);
+            if let Some(slot) = self.slots.get(home) {
+                prefetch(slot);
+            }
             home
         }
     }
@@ -175,7 +180,6 @@ impl NgramTable {
             return (self.text[parent.position() + length] == c as u32).then_some(parent);
         }
         let key = node_key(parent.code, c);
-        let capacity = self.slots.len();
         let mut slot = home;
         loop {
             let stored = self.slots[slot];
@@ -197,9 +201,6 @@ impl NgramTable {
                 return None;
             }
             slot += 1;
-            if slot == capacity {
-                slot = 0;
-            }
         }
     }
 
@@ -258,13 +259,14 @@ impl NgramTable {
         num_sources: usize,
     ) -> Result<NgramTable, TableError> {
         let num_nodes: usize = levels.iter().map(Vec::len).sum();
-        let capacity = (num_nodes * 10 / 7).max(16);
-        // Codes (slot + 1) and chain positions are u32.
-        if capacity >= u32::MAX as usize {
+        let home_slots = (num_nodes * 10 / 7).max(16);
+        // Codes (slot + 1) and chain positions are u32 (with room for the clusters' ends).
+        if home_slots >= u32::MAX as usize / 2 {
             return Err(TableError::TooManyNodes);
         }
         let mut table = NgramTable {
-            slots: vec![EMPTY_SLOT; capacity],
+            slots: vec![EMPTY_SLOT; home_slots + 1],
+            home_slots,
             text,
             num_sources,
             num_nodes,
@@ -290,9 +292,10 @@ impl NgramTable {
                 let mut slot = table.home_slot(key);
                 while table.slots[slot].key != EMPTY {
                     slot += 1;
-                    if slot == capacity {
-                        slot = 0;
-                    }
+                }
+                // The last slot stays empty.
+                if slot + 1 == table.slots.len() {
+                    table.slots.push(EMPTY_SLOT);
                 }
                 table.slots[slot] = Slot {
                     key,

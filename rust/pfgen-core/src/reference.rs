@@ -83,7 +83,7 @@ pub struct ReferenceTables {
 }
 
 /// Answers walked side by side (see `ReferenceTables::score_group`).
-pub const GROUP: usize = 4;
+pub const GROUP: usize = 8;
 
 /// Scratch space of one scoring thread, reused across answers.
 pub struct Scratch {
@@ -187,18 +187,14 @@ impl ReferenceTables {
             let sources = first..first + table.num_sources();
             let baselines = &self.baselines[sources.clone()];
             for (walk, chars) in walks.iter_mut().zip(&answers) {
-                walk.reset(chars);
-                if let Some(&c) = chars.first() {
-                    walk.prefetch(table, 0, c);
-                }
+                walk.reset(table, chars);
             }
             for index in 0..longest {
                 for (walk, chars) in walks.iter_mut().zip(&answers) {
                     if let Some(&c) = chars.get(index) {
-                        walk.advance(table, index, c, baselines);
-                        if let Some(&next) = chars.get(index + 1) {
-                            walk.prefetch(table, index + 1, next);
-                        }
+                        // After the last character, prefetching for `c` again is harmless.
+                        let next = chars.get(index + 1).copied().unwrap_or(c);
+                        walk.advance(table, index, c, next, baselines);
                     }
                 }
             }
@@ -279,8 +275,9 @@ struct Walk {
     nodes: [[Node; MAX_N + 1]; 2],
     /// How many of previous[1..] exist.
     previous_depth: usize,
-    /// Where the probe of the n-gram of length n + 1 starts (see `prefetch`).
-    homes: [usize; MAX_N],
+    /// homes[index % 2][n]: the slot where the probe of the n-gram of length n + 1 ending at
+    /// character `index` starts (see `advance`).
+    homes: [[usize; MAX_N]; 2],
     /// Characters of the answer that Fluency walks.
     fluency_length: usize,
     totals: [u64; MAX_SOURCES],
@@ -294,15 +291,18 @@ impl Walk {
             max_frequency: Vec::with_capacity(TRUTH_CUT),
             nodes: [[ROOT; MAX_N + 1]; 2],
             previous_depth: 0,
-            homes: [0; MAX_N],
+            homes: [[0; MAX_N]; 2],
             fluency_length: 0,
             totals: [0; MAX_SOURCES],
             best: [0.0; MAX_SOURCES],
         }
     }
 
-    fn reset(&mut self, chars: &[char]) {
+    fn reset(&mut self, table: &NgramTable, chars: &[char]) {
         let answer_length = chars.len();
+        if let Some(&first) = chars.first() {
+            self.homes[0][0] = table.prefetch_child(ROOT, 0, first);
+        }
         self.repeats
             .compute(&chars[..answer_length.min(FLUENCY_USEFUL)]);
         self.max_frequency.clear();
@@ -321,8 +321,18 @@ impl Walk {
         (self.previous_depth + 1).min(longest)
     }
 
+    /// Walks the character `c` at `index`. The table lines of the next character's (`next`)
+    /// probes are prefetched as their parents are found here: they are in the caches when
+    /// this walk's next turn comes (see `ReferenceTables::score_group`).
     #[inline]
-    fn advance(&mut self, table: &NgramTable, index: usize, c: char, baselines: &[f64]) {
+    fn advance(
+        &mut self,
+        table: &NgramTable,
+        index: usize,
+        c: char,
+        next: char,
+        baselines: &[f64],
+    ) {
         // y[l-n..l] can be in the table only if its prefix y[l-n..l-1] (previous[n-1]) is, and
         // y[l-n-1..l] only if its suffix y[l-n..l] is: extend upwards, stop at the first miss.
         let candidates = self.candidates(index);
@@ -332,12 +342,33 @@ impl Walk {
         } else {
             (even, odd)
         };
+        let [homes_even, homes_odd] = &mut self.homes;
+        let (homes, next_homes) = if index % 2 == 0 {
+            (homes_even, homes_odd)
+        } else {
+            (homes_odd, homes_even)
+        };
+        next_homes[0] = table.prefetch_child(ROOT, 0, next);
+        // Each distinct n-gram counts once: those ending here up to the length of the longest
+        // one that also ends at an earlier character were counted there.
+        let counted_before = match self.repeats.lengths.get(index) {
+            Some(&length) => length as usize,
+            None => MAX_N,
+        };
         let mut depth = 0;
-        for n in 1..=candidates {
-            match table.child_from(previous[n - 1], n - 1, c, self.homes[n - 1]) {
+        let mut added = 0;
+        let parents = previous[..candidates].iter().zip(&homes[..candidates]);
+        for ((&parent, &home), found) in parents.zip(&mut current[1..=candidates]) {
+            match table.child_from(parent, depth, c, home) {
                 Some(node) => {
-                    current[n] = node;
-                    depth = n;
+                    *found = node;
+                    depth += 1;
+                    if depth > counted_before {
+                        added += node.lanes;
+                    }
+                    if let Some(next_home) = next_homes.get_mut(depth) {
+                        *next_home = table.prefetch_child(node, depth, next);
+                    }
                 }
                 None => break,
             }
@@ -350,13 +381,6 @@ impl Walk {
             );
         }
         if index < FLUENCY_USEFUL {
-            // Each distinct n-gram counts once: those ending here that also end at an earlier
-            // character were counted there.
-            let added: u64 = current[1..=depth]
-                .iter()
-                .skip(self.repeats.lengths[index] as usize)
-                .map(|node| node.lanes)
-                .sum();
             for (lane, total) in self.totals.iter_mut().enumerate() {
                 *total += (added >> (LANE_BITS * lane as u32)) & LANE_MASK;
             }
@@ -373,17 +397,6 @@ impl Walk {
             }
         }
         self.previous_depth = depth;
-    }
-
-    /// Prefetches what `advance` will read at `index` (the character `c`), and notes where
-    /// its probes start; `advance` at `index` needs it first.
-    #[inline]
-    fn prefetch(&mut self, table: &NgramTable, index: usize, c: char) {
-        let previous = &self.nodes[(index + 1) % 2];
-        let candidates = self.candidates(index);
-        for (length, &parent) in previous.iter().enumerate().take(candidates) {
-            self.homes[length] = table.prefetch_child(parent, length, c);
-        }
     }
 
     /// Adds the 3-grams of t holding a marker, then computes both scores.
