@@ -298,6 +298,15 @@ fn common_prefix(a: &RankWords, b: &RankWords) -> usize {
     limit
 }
 
+/// A document's counters, one per length (from 0), aligned on cache lines: the short
+/// lengths, which almost every position reaches, share the row's first line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct CountedRow([(u32, u32); COUNTED_ROW]);
+
+const COUNTED_ROW: usize = 16;
+const _: () = assert!(COUNTED_ROW > MAX_N);
+
 /// The n-grams open during the sweep, one per length, and what is counted for them.
 struct OpenNodes {
     /// ids[n]: index of the open n-gram among the nodes of length n.
@@ -307,7 +316,7 @@ struct OpenNodes {
     touched: Vec<Vec<u32>>,
     /// Per document and length: 1 + the id of the open n-gram that counted the document, and
     /// the document's first position in it (the walk adds the n-gram where it first ends).
-    counted: Vec<(u32, u32)>,
+    counted: Vec<CountedRow>,
 }
 
 impl OpenNodes {
@@ -316,7 +325,7 @@ impl OpenNodes {
             ids: [0; MAX_N + 1],
             counts: [[0; MAX_SOURCES]; MAX_N + 1],
             touched: vec![Vec::new(); MAX_N + 1],
-            counted: vec![(0, 0); num_documents * (MAX_N + 1)],
+            counted: vec![CountedRow([(0, 0); COUNTED_ROW]); num_documents],
         }
     }
 }
@@ -351,7 +360,7 @@ pub fn build_table<S: AsRef<str>>(
         if let Some(&ahead) = sorted.get(i + PREFETCH_DISTANCE) {
             text.prefetch_ranks(ahead as u32 as usize);
             let ahead_document = (ahead >> 32) as usize;
-            if let Some(counted) = open.counted.get(ahead_document * (MAX_N + 1)) {
+            if let Some(counted) = open.counted.get(ahead_document) {
                 prefetch(counted);
             }
             additions.prefetch_row(ahead_document);
@@ -380,7 +389,7 @@ pub fn build_table<S: AsRef<str>>(
             });
         }
         depth = shared;
-        let counted = &mut open.counted[document * (MAX_N + 1)..][..MAX_N + 1];
+        let counted = &mut open.counted[document].0;
         for (n, (by, first)) in counted.iter_mut().enumerate().take(shared + 1).skip(1) {
             if *by != open.ids[n] + 1 {
                 *by = open.ids[n] + 1;
@@ -449,14 +458,14 @@ fn close(
     for (i, &document) in touched.iter().enumerate() {
         if let Some(&ahead) = touched.get(i + PREFETCH_DISTANCE) {
             let ahead = ahead as usize;
-            if let Some(counted) = open.counted.get(ahead * (MAX_N + 1) + n) {
-                prefetch(counted);
+            if let Some(counted) = open.counted.get(ahead) {
+                prefetch(&counted.0[n]);
             }
             // Most n-grams first end within FLAT characters: column 0 of the row.
             additions.prefetch_row(ahead);
         }
         let document = document as usize;
-        let first = open.counted[document * (MAX_N + 1) + n].1 as usize;
+        let first = open.counted[document].0[n].1 as usize;
         additions.add(
             document,
             first + n,
