@@ -131,9 +131,10 @@ impl NgramTable {
 
     #[inline]
     fn home_slot(&self, key: u64) -> usize {
-        // Fibonacci hashing: the high bits of key * 2^64/phi, scaled to the capacity.
-        let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        ((spread as u128 * self.home_slots as u128) >> 64) as usize
+        // Fibonacci hashing: the high 32 bits of key * 2^64/phi, scaled to the home slots
+        // (fewer than 2^32, see `freeze`).
+        let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
+        ((spread * self.home_slots as u64) >> 32) as usize
     }
 
     /// The n-gram `parent + c`, if a reference answer contains it; `length` is the length of
