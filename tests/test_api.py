@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -64,3 +67,15 @@ def test_json_records_are_the_records_json_dumps_writes(
     scorer = QuestionScorer(question)
     expected = [json.dumps(r, ensure_ascii=False).encode() for r in scorer.score(answers)]
     assert scorer.score_json(answers) == expected
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
+def test_worker_threads_follow_the_cpus_the_process_may_run_on() -> None:
+    # Pinned to one CPU (as by `taskset`), a process starts one worker, not one per CPU of
+    # the machine: more would only take turns on that CPU.
+    code = (
+        "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+        "from pfgen_fast.cpus import usable_cpus; print(usable_cpus())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "1"

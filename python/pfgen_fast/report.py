@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import os
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ import numpy as np
 import orjson
 
 from pfgen_fast import _core
+from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import Question
 from pfgen_fast.errors import InputError
 
@@ -353,7 +353,7 @@ class SampleCoverage:
                 self._kinds[qid, text] = kinds[start : start + len(text)]
                 start += len(text)
 
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        with ThreadPoolExecutor(max_workers=usable_cpus()) as pool:
             list(pool.map(count, [qid for qid in texts if qid in questions]))
 
     def kinds(self, question_id: str, text: str) -> bytes:

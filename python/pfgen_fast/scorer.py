@@ -7,7 +7,6 @@ Python's `re`, the reference semantics, and handed to the core as match ends.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from pfgen_fast import _core
+from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import Question, load_questions, metadata_hash
 from pfgen_fast.errors import DataError, InputError
 
@@ -183,7 +183,7 @@ def build_scorers(
 ) -> dict[str, QuestionScorer]:
     """Scorers for many questions, built in parallel (the core releases the GIL)."""
     questions = list(questions)
-    workers = threads or os.cpu_count() or 1
+    workers = threads or usable_cpus()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         scorers = list(pool.map(lambda q: QuestionScorer(q, sources), questions))
     release_free_memory()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from typing import Any
@@ -14,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import resolve_data_dir
 from pfgen_fast.errors import InputError
 from pfgen_fast.evaluate import Evaluator, RunOutcome
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
     parser.add_argument("--force", action="store_true", help="re-score runs already scored")
     parser.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help="worker threads (default: cores)"
+        "--jobs", type=int, default=usable_cpus(), help="worker threads (default: usable CPUs)"
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(

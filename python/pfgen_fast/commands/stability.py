@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
+from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import resolve_data_dir
 from pfgen_fast.errors import InputError, PfgenError
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
@@ -110,7 +110,7 @@ def run_scores(runs: list[RunAnswers], scorers: dict[str, QuestionScorer]) -> np
         texts = [text for run in runs for text in run.answers[question_id]]
         return scorers[question_id].score_arrays(texts).average
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=usable_cpus()) as pool:
         by_question = dict(zip(question_ids, pool.map(averages, question_ids), strict=True))
     scores = np.empty(len(runs))
     offsets = dict.fromkeys(question_ids, 0)
