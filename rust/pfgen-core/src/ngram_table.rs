@@ -141,11 +141,9 @@ impl NgramTable {
     /// `parent`'s n-gram (0 for the root).
     #[inline]
     pub fn child(&self, parent: Node, length: usize, c: char) -> Option<Node> {
-        let home = if parent.is_chain() {
-            0
-        } else {
-            self.home_slot(node_key(parent.code, c))
-        };
+        // The probe starts where `prefetch_child` says (its prefetch, just before the read,
+        // costs nothing).
+        let home = self.prefetch_child(parent, length, c);
         self.child_from(parent, length, c, home)
     }
 

@@ -177,20 +177,21 @@ impl ReferenceTables {
         assert!(answers.len() <= GROUP, "at most {GROUP} answers at a time");
         let Scratch { walks, kept } = scratch;
         let k = self.num_sources();
-        let answers: Vec<&[char]> = answers
-            .iter()
-            .map(|answer| &answer[..answer.len().min(TRUTH_CUT - 1)])
-            .collect();
+        let mut cut: [&[char]; GROUP] = [&[]; GROUP];
+        for (kept_part, answer) in cut.iter_mut().zip(answers) {
+            *kept_part = &answer[..answer.len().min(TRUTH_CUT - 1)];
+        }
+        let answers = &cut[..answers.len()];
         let longest = answers.iter().map(|chars| chars.len()).max().unwrap_or(0);
         for (group, table) in self.tables.iter().enumerate() {
             let first = group * MAX_SOURCES;
             let sources = first..first + table.num_sources();
             let baselines = &self.baselines[sources.clone()];
-            for (walk, chars) in walks.iter_mut().zip(&answers) {
+            for (walk, chars) in walks.iter_mut().zip(answers) {
                 walk.reset(table, chars);
             }
             for index in 0..longest {
-                for (walk, chars) in walks.iter_mut().zip(&answers) {
+                for (walk, chars) in walks.iter_mut().zip(answers) {
                     if let Some(&c) = chars.get(index) {
                         // After the last character, prefetching for `c` again is harmless.
                         let next = chars.get(index + 1).copied().unwrap_or(c);
@@ -198,7 +199,7 @@ impl ReferenceTables {
                     }
                 }
             }
-            for (i, (walk, chars)) in walks.iter_mut().zip(&answers).enumerate() {
+            for (i, (walk, chars)) in walks.iter_mut().zip(answers).enumerate() {
                 let row = i * k;
                 walk.finish(
                     table,
