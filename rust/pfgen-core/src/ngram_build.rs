@@ -312,8 +312,11 @@ struct OpenNodes {
     /// ids[n]: index of the open n-gram among the nodes of length n.
     ids: [u32; MAX_N + 1],
     counts: [[u16; MAX_SOURCES]; MAX_N + 1],
-    /// The documents counted for the open n-gram of each length.
-    touched: Vec<Vec<u32>>,
+    /// The documents counted for the open n-gram of each length: those of length n are
+    /// `touched[n * documents..][..touched_count[n]]` (a document is counted once per n-gram).
+    touched: Vec<u32>,
+    touched_count: [usize; MAX_N + 1],
+    documents: usize,
     /// Per document and length: 1 + the id of the open n-gram that counted the document, and
     /// the document's first position in it (the walk adds the n-gram where it first ends).
     counted: Vec<CountedRow>,
@@ -324,7 +327,9 @@ impl OpenNodes {
         OpenNodes {
             ids: [0; MAX_N + 1],
             counts: [[0; MAX_SOURCES]; MAX_N + 1],
-            touched: vec![Vec::new(); MAX_N + 1],
+            touched: vec![0; (MAX_N + 1) * num_documents],
+            touched_count: [0; MAX_N + 1],
+            documents: num_documents,
             counted: vec![CountedRow([(0, 0); COUNTED_ROW]); num_documents],
         }
     }
@@ -395,7 +400,8 @@ pub fn build_table<S: AsRef<str>>(
                 *by = open.ids[n] + 1;
                 *first = offset;
                 open.counts[n][source] += 1;
-                open.touched[n].push(document as u32);
+                open.touched[n * open.documents + open.touched_count[n]] = document as u32;
+                open.touched_count[n] += 1;
             } else if offset < *first {
                 *first = offset;
             }
@@ -454,7 +460,7 @@ fn close(
         .fold(0u64, |value, (lane, &count)| {
             value | (count as u64) << (LANE_BITS * lane as u32)
         });
-    let touched = &open.touched[n];
+    let touched = &open.touched[n * open.documents..][..open.touched_count[n]];
     for (i, &document) in touched.iter().enumerate() {
         if let Some(&ahead) = touched.get(i + PREFETCH_DISTANCE) {
             let ahead = ahead as usize;
@@ -472,7 +478,7 @@ fn close(
             counts[text.sources[document] as usize] as u32,
         );
     }
-    open.touched[n].clear();
+    open.touched_count[n] = 0;
 }
 
 #[cfg(test)]
