@@ -213,12 +213,20 @@ mod tests {
     fn literal_matches_end_where_the_first_occurrence_ends() {
         for text in crate::test_texts::random_texts("あいう𠮷a", 300, 40, 5) {
             let text: Vec<char> = text.chars().collect();
-            for needle in [&text[..0], &text[..text.len().min(1)], &text[text.len() / 2..]] {
+            for needle in [
+                &text[..0],
+                &text[..text.len().min(1)],
+                &text[text.len() / 2..],
+            ] {
                 for needle in [needle.to_vec(), [needle, &['い']].concat()] {
                     let expected = (0..=text.len())
                         .find(|&start| text[start..].starts_with(&needle))
                         .map_or(NOT_FOUND, |start| (start + needle.len()) as u32);
-                    assert_eq!(literal_match_end(&text, &needle), expected, "{text:?} {needle:?}");
+                    assert_eq!(
+                        literal_match_end(&text, &needle),
+                        expected,
+                        "{text:?} {needle:?}"
+                    );
                 }
             }
         }

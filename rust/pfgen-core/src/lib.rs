@@ -17,7 +17,7 @@ pub mod trigram_counts;
 
 use rayon::prelude::*;
 
-use helpfulness::{helpfulness, WeightedRule};
+use helpfulness::{helpfulness, HelpfulnessName, WeightedRule};
 use reference::{ReferenceError, ReferenceTables, Scratch, Source, GROUP};
 use rounding::py_round;
 
@@ -34,16 +34,19 @@ pub struct QuestionScorer {
 }
 
 /// Scores of a batch, row-major: `fluency[i * K + k]` for answer i and source k. Values are
-/// rounded as in the per-answer record (spec §6).
-pub struct ScoreBatch {
+/// rounded as in the per-answer record (spec §6). Result names borrow the scorer's rules.
+pub struct ScoreBatch<'a> {
     pub num_sources: usize,
     pub fluency: Vec<f64>,
     pub truthfulness: Vec<f64>,
     pub helpfulness: Vec<f64>,
     pub average: Vec<f64>,
     /// Per answer, `helpfulness_results` as (name, factor), when asked for.
-    pub helpfulness_results: Option<Vec<Vec<(String, f64)>>>,
+    pub helpfulness_results: Option<Vec<HelpfulnessResults<'a>>>,
 }
+
+/// One answer's `helpfulness_results`: (name, factor) of each entry.
+pub type HelpfulnessResults<'a> = Vec<(HelpfulnessName<'a>, f64)>;
 
 impl QuestionScorer {
     pub fn new(
@@ -64,12 +67,12 @@ impl QuestionScorer {
 
     /// Scores `answers` (each as its characters); `external[i * num_external + j]` is the value
     /// of External leaf j for answer i. Large batches use every thread of the rayon pool.
-    pub fn score_batch<S: AsRef<[char]> + Sync>(
-        &self,
+    pub fn score_batch<'s, S: AsRef<[char]> + Sync>(
+        &'s self,
         answers: &[S],
         external: &[u32],
         with_results: bool,
-    ) -> ScoreBatch {
+    ) -> ScoreBatch<'s> {
         let n = answers.len();
         let k = self.num_sources();
         self.references.warm_caches();
@@ -77,8 +80,9 @@ impl QuestionScorer {
         let mut truthfulness = vec![0.0; n * k];
         let mut helpfulness = vec![0.0; n];
         let mut average = vec![0.0; n];
-        let mut results: Vec<Vec<(String, f64)>> = vec![Vec::new(); n]; // empty: no allocation
-        let score_chunk = |first: usize, out: ChunkOut| {
+        // Empty vectors: no allocation unless results are asked for.
+        let mut results: Vec<HelpfulnessResults> = (0..n).map(|_| Vec::new()).collect();
+        let score_chunk = |first: usize, out: ChunkOut<'_, 's>| {
             let mut scratch = Scratch::default();
             let count = out.helpfulness.len();
             for group_start in (0..count).step_by(GROUP) {
@@ -164,7 +168,7 @@ impl QuestionScorer {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
         with_results: bool,
-    ) -> (f64, f64, Vec<(String, f64)>) {
+    ) -> (f64, f64, HelpfulnessResults<'_>) {
         let k = fluency.len() as f64;
         // Python's sum(): left to right over the rounded per-source values.
         let mut fluency_sum = 0.0;
@@ -181,9 +185,6 @@ impl QuestionScorer {
         let average = py_round((fluency_sum + truthfulness_sum + help.value) / 3.0, 5);
         let results = if with_results {
             help.results
-                .iter()
-                .map(|(name, factor)| (name.to_string(), *factor))
-                .collect()
         } else {
             Vec::new()
         };
@@ -191,7 +192,7 @@ impl QuestionScorer {
     }
 }
 
-impl ScoreBatch {
+impl ScoreBatch<'_> {
     /// Every answer's record as JSON text (see `record_json`), large batches on every thread
     /// of the rayon pool.
     pub fn records_json(&self, sources: &[String]) -> Vec<String> {
@@ -228,11 +229,12 @@ impl ScoreBatch {
     }
 }
 
-/// The slices of a batch's outputs that one chunk of answers writes.
-struct ChunkOut<'a> {
+/// The slices of a batch's outputs that one chunk of answers writes (result names borrow
+/// the rules, for `'r`).
+struct ChunkOut<'a, 'r> {
     fluency: &'a mut [f64],
     truthfulness: &'a mut [f64],
     helpfulness: &'a mut [f64],
     average: &'a mut [f64],
-    results: &'a mut [Vec<(String, f64)>],
+    results: &'a mut [HelpfulnessResults<'r>],
 }

@@ -4,10 +4,20 @@
 
 use std::fmt::Write;
 
+use crate::helpfulness::HelpfulnessName;
+
 /// Appends `x` as Python's `repr(float)`: the shortest digits that round-trip, in positional
 /// notation for exponents -4..16, else as `d.ddde-XX`. No allocation: this runs for every
 /// value of every record.
 pub fn write_python_float(out: &mut String, x: f64) {
+    match whole_millionths(x) {
+        Some(millionths) => write_millionths(out, x.is_sign_negative(), millionths),
+        None => write_shortest_digits(out, x),
+    }
+}
+
+/// `write_python_float` for any value.
+fn write_shortest_digits(out: &mut String, x: f64) {
     if x.is_nan() {
         out.push_str("NaN");
         return;
@@ -78,6 +88,55 @@ pub fn write_python_float(out: &mut String, x: f64) {
     }
 }
 
+/// Below 2^32 a double's spacing is under 1e-6: the interval of decimals that round to it
+/// holds at most one multiple of 1e-6.
+const MILLIONTHS_BELOW: f64 = 4_294_967_296.0;
+
+/// |x| as a whole number of millionths, when x is the double nearest to that number of
+/// millionths and Python writes it positionally (0 or 1e-4 <= |x| < 2^32), as nearly all of
+/// a record's values (rounded to 5 or 6 digits) are. Then that decimal is the only one with
+/// at most six fraction digits that rounds to x, and one with fewer significant digits would
+/// have fewer fraction digits: it is the shortest that round-trips, the digits `repr` writes.
+#[inline]
+fn whole_millionths(x: f64) -> Option<u64> {
+    let magnitude = x.abs();
+    if !(magnitude == 0.0 || (1e-4..MILLIONTHS_BELOW).contains(&magnitude)) {
+        return None;
+    }
+    let millionths = (magnitude * 1e6).round();
+    // Both operands are exact and the division is correctly rounded.
+    (millionths / 1e6 == magnitude).then_some(millionths as u64)
+}
+
+/// Writes `millionths / 1e6` as `repr` does: the integer part, a point, the fraction without
+/// trailing zeros (at least one digit).
+fn write_millionths(out: &mut String, negative: bool, millionths: u64) {
+    if negative {
+        out.push('-');
+    }
+    let mut digits = [0u8; 24];
+    let mut start = digits.len();
+    let mut rest = millionths;
+    // The six fraction digits, then the integer part (at least one digit).
+    while start > digits.len() - 7 || rest > 0 {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    let point = digits.len() - 6;
+    let mut end = digits.len();
+    while end > point + 1 && digits[end - 1] == b'0' {
+        end -= 1;
+    }
+    for &digit in &digits[start..point] {
+        out.push(digit as char);
+    }
+    out.push('.');
+    for &digit in &digits[point..end] {
+        out.push(digit as char);
+    }
+}
+
 /// Appends `text` as a JSON string with `ensure_ascii=False` escaping.
 pub fn write_json_string(out: &mut String, text: &str) {
     out.push('"');
@@ -106,7 +165,7 @@ pub struct Record<'a> {
     pub fluency: &'a [f64],
     pub truthfulness: &'a [f64],
     pub helpfulness: f64,
-    pub helpfulness_results: &'a [(String, f64)],
+    pub helpfulness_results: &'a [(HelpfulnessName<'a>, f64)],
     pub average: f64,
 }
 
@@ -124,7 +183,12 @@ impl Record<'_> {
                 out.push_str(", ");
             }
             out.push('[');
-            write_json_string(out, name);
+            match name {
+                HelpfulnessName::Rule(name) => write_json_string(out, name),
+                HelpfulnessName::OverLength(excess) => {
+                    let _ = write!(out, "\"{excess}字超過\"");
+                }
+            }
             out.push_str(", ");
             write_python_float(out, *factor);
             out.push(']');
@@ -181,6 +245,39 @@ mod tests {
     }
 
     #[test]
+    fn millionths_are_written_as_the_shortest_digits() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..200_000 {
+            let bits = next();
+            let scale = [1.0, 10.0, 1e3, 1e6, 1e9][(bits % 5) as usize];
+            let millionths = (bits >> 8) % (scale as u64 * 1_000_000 + 1);
+            for x in [
+                millionths as f64 / 1e6,
+                -(millionths as f64) / 1e6,
+                f64::from_bits(bits),
+            ] {
+                if let Some(millionths) = whole_millionths(x) {
+                    let (mut fast, mut general) = (String::new(), String::new());
+                    write_millionths(&mut fast, x.is_sign_negative(), millionths);
+                    write_shortest_digits(&mut general, x);
+                    assert_eq!(fast, general, "{x:e}");
+                }
+            }
+        }
+        assert_eq!(whole_millionths(0.1 + 0.2), None);
+        assert_eq!(whole_millionths(5e-5), None);
+        assert_eq!(whole_millionths(1e10), None);
+        assert_eq!(float(4294967295.5), "4294967295.5");
+        assert_eq!(float(0.000123), "0.000123");
+    }
+
+    #[test]
     fn strings_escape_like_json_dumps_without_ascii() {
         let mut out = String::new();
         write_json_string(&mut out, "字\"\\\n\u{1}");
@@ -190,7 +287,10 @@ mod tests {
     #[test]
     fn record_layout() {
         let sources = ["P".to_string(), "S".to_string()];
-        let results = [("長針".to_string(), 0.0)];
+        let results = [
+            (HelpfulnessName::Rule("長針"), 0.0),
+            (HelpfulnessName::OverLength(3), 0.94),
+        ];
         let record = Record {
             sources: &sources,
             fluency: &[0.5, 0.25],
@@ -205,7 +305,7 @@ mod tests {
             out,
             "{\"fluency\": {\"P\": 0.5, \"S\": 0.25}, \"fluency_discount\": 1.0, \
              \"truthfulness\": {\"P\": 1.0, \"S\": 0.125}, \"helpfulness\": 0.0, \
-             \"helpfulness_results\": [[\"長針\", 0.0]], \"average\": 0.625}"
+             \"helpfulness_results\": [[\"長針\", 0.0], [\"3字超過\", 0.94]], \"average\": 0.625}"
         );
     }
 }

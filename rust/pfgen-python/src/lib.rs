@@ -276,7 +276,16 @@ impl QuestionScorer {
             PyArray1::from_vec(py, batch.average),
             PyArray1::from_vec(py, lengths),
             if with_results {
-                batch.helpfulness_results
+                batch.helpfulness_results.map(|all| {
+                    all.iter()
+                        .map(|results| {
+                            results
+                                .iter()
+                                .map(|(name, factor)| (name.to_string(), *factor))
+                                .collect()
+                        })
+                        .collect()
+                })
             } else {
                 None
             },
