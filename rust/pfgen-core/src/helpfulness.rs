@@ -132,27 +132,44 @@ fn literal_match_end(text: &[char], needle: &[char]) -> u32 {
 }
 
 /// `1 - max(i - 100, 0) / 50`.
-fn length_discount(i: usize) -> f64 {
+const fn length_discount(i: usize) -> f64 {
     1.0 - (i.saturating_sub(100)) as f64 / 50.0
 }
 
+/// The starting scores, `length_discount(i)` for i = 0..=HELPFULNESS_USEFUL (copied per
+/// answer instead of computed, and on the stack).
+const DISCOUNTS: [f64; HELPFULNESS_USEFUL + 1] = {
+    let mut table = [0.0; HELPFULNESS_USEFUL + 1];
+    let mut i = 0;
+    while i <= HELPFULNESS_USEFUL {
+        table[i] = length_discount(i);
+        i += 1;
+    }
+    table
+};
+
 /// Helpfulness of an answer (spec §5); `external` holds the values of the External leaves.
+/// `results` stays empty unless `with_results`.
 pub fn helpfulness<'a>(
     rules: &'a [WeightedRule],
     answer: &[char],
     external: &[u32],
+    with_results: bool,
 ) -> Helpfulness<'a> {
     let chars = &answer[..answer.len().min(HELPFULNESS_CUT)];
     let last = chars.len().min(HELPFULNESS_USEFUL);
-    let mut scores: Vec<f64> = (0..=last).map(length_discount).collect();
-    let values: Vec<(u32, &str)> = rules
-        .iter()
-        .map(|r| r.rule.evaluate(chars, external))
-        .collect();
-    for (rule, &(value, _)) in rules.iter().zip(&values) {
+    let mut discounts = DISCOUNTS;
+    let scores = &mut discounts[..=last];
+    // Each rule's (value, name), kept for the results.
+    let mut values: Vec<(u32, &str)> = Vec::new();
+    for rule in rules {
+        let (value, name) = rule.rule.evaluate(chars, external);
         let unsatisfied = (value as usize).min(scores.len());
         for score in &mut scores[..unsatisfied] {
             *score *= rule.factor;
+        }
+        if with_results {
+            values.push((value, name));
         }
     }
     // The largest index among the maximal scores.
@@ -163,6 +180,12 @@ pub fn helpfulness<'a>(
         }
     }
     let value = scores[chosen];
+    if !with_results {
+        return Helpfulness {
+            value,
+            results: Vec::new(),
+        };
+    }
     let mut results: Vec<(HelpfulnessName, f64)> = rules
         .iter()
         .zip(&values)
@@ -198,7 +221,7 @@ mod tests {
 
     fn score(rules: &[WeightedRule], answer: &str) -> (f64, Vec<(String, f64)>) {
         let answer: Vec<char> = answer.chars().collect();
-        let result = helpfulness(rules, &answer, &[]);
+        let result = helpfulness(rules, &answer, &[], true);
         (
             result.value,
             result

@@ -181,14 +181,9 @@ impl QuestionScorer {
             *value = py_round(*value / k, 6);
             truthfulness_sum += *value;
         }
-        let help = helpfulness(&self.rules, answer, external);
+        let help = helpfulness(&self.rules, answer, external, with_results);
         let average = py_round((fluency_sum + truthfulness_sum + help.value) / 3.0, 5);
-        let results = if with_results {
-            help.results
-        } else {
-            Vec::new()
-        };
-        (py_round(help.value, 5), average, results)
+        (py_round(help.value, 5), average, help.results)
     }
 }
 
