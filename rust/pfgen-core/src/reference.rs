@@ -11,30 +11,25 @@ use crate::ngram_table::{
 const FLUENCY_USEFUL: usize = 150;
 /// Truthfulness reads ("^" + answer + "$")[:202].
 const TRUTH_CUT: usize = 202;
-/// Characters that carry no truthfulness (ASCII ^ and $ included, wherever they occur).
+/// Characters that carry no truthfulness (ASCII ^ and $ included, wherever they occur):
+/// ^ $ 、 。 ・ 「 」 『 』 （ ） 【 】 ［ ］ 〈 〉 《 》. Without branches (whether a character is
+/// punctuation is unpredictable): 、。 are U+3001-U+3002 and 〈〉《》「」『』【】 U+3008-U+3011, bits
+/// of a mask.
 #[inline]
 fn is_excluded(c: char) -> bool {
-    matches!(
-        c,
-        '^' | '$'
-            | '、'
-            | '。'
-            | '・'
-            | '「'
-            | '」'
-            | '『'
-            | '』'
-            | '（'
-            | '）'
-            | '【'
-            | '】'
-            | '［'
-            | '］'
-            | '〈'
-            | '〉'
-            | '《'
-            | '》'
-    )
+    const CJK_FIRST: u32 = 0x3000;
+    const CJK_MASK: u32 = 0b11_1111_1111_0000_0110;
+    let c = c as u32;
+    let offset = c.wrapping_sub(CJK_FIRST);
+    let in_mask = (offset < 32) & ((CJK_MASK >> (offset & 31)) & 1 != 0);
+    in_mask
+        | (c == '^' as u32)
+        | (c == '$' as u32)
+        | (c == '・' as u32)
+        | (c == '（' as u32)
+        | (c == '）' as u32)
+        | (c == '［' as u32)
+        | (c == '］' as u32)
 }
 
 /// A source of reference answers: its key (`P`, `S`, ...) and its answers in file order.
@@ -429,15 +424,17 @@ impl Walk {
                 mark(&mut self.max_frequency, t_len - 3, &node.frequencies());
             }
         }
+        // t[0] is "^" and the character after the answer "$": only the answer's characters
+        // t[j] = chars[j - 1] can be kept. Each index is written and kept by moving the end
+        // past it (no branch on the character, which is unpredictable).
         kept.clear();
-        kept.extend((0..t_len).filter(|&j| {
-            let c = if j == 0 {
-                '^'
-            } else {
-                chars.get(j - 1).copied().unwrap_or('$')
-            };
-            !is_excluded(c)
-        }));
+        kept.resize(t_len, 0);
+        let mut num_kept = 0;
+        for (j, &c) in (1..t_len).zip(chars) {
+            kept[num_kept] = j;
+            num_kept += usize::from(!is_excluded(c));
+        }
+        kept.truncate(num_kept);
         let Some(&last) = kept.last() else {
             truthfulness.fill(0.0);
             return;
@@ -601,6 +598,14 @@ mod tests {
 
     fn random_texts(count: usize, seed: u64) -> Vec<String> {
         crate::test_texts::random_texts("あいう漢😀ab", count, 220, seed)
+    }
+
+    #[test]
+    fn excluded_characters_are_exactly_the_listed_ones() {
+        let excluded = "^$、。・「」『』（）【】［］〈〉《》";
+        for c in (0..0x2_0000).filter_map(char::from_u32) {
+            assert_eq!(is_excluded(c), excluded.contains(c), "{c:?}");
+        }
     }
 
     #[test]
