@@ -509,8 +509,9 @@ impl Repeats {
             self.previous_same[i] = j;
             while j != NONE {
                 let diagonal = i - j as usize;
-                let grows = i > 0 && self.run_ends[diagonal] == (i - 1) as u8;
-                let run = if grows { self.runs[diagonal] + 1 } else { 1 };
+                // (Without a branch: whether a run goes on is unpredictable. j < i, so i > 0.)
+                let grows = self.run_ends[diagonal] == (i - 1) as u8;
+                let run = 1 + self.runs[diagonal] * u8::from(grows);
                 self.runs[diagonal] = run;
                 self.run_ends[diagonal] = i as u8;
                 longest = longest.max(run);
