@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import lzma
 import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from conftest import RESULT_DIR
 from pfgen_fast import QuestionScorer, ReferenceData
+from pfgen_fast.commands import score as score_command
 
 
 def run_score(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -64,6 +68,83 @@ def test_reads_standard_input_and_replaces_an_existing_scores_field(data_dir: Pa
     written = json.loads(result.stdout)
     assert isinstance(written["scores"], dict)
     assert written["scores"]["helpfulness"] == 1.0
+
+
+def expected_output(lines: list[bytes], data_dir: Path) -> bytes:
+    """What `score --skip-invalid` writes, line by line: each line orjson reads, with its
+    record (`json.dumps` layout) added as its last field, or in place of its `scores` (then
+    the object is written by orjson)."""
+    references = ReferenceData.load(data_dir)
+    scorers: dict[str, QuestionScorer] = {}
+    written = []
+    for raw in lines:
+        try:
+            record = orjson.loads(raw)
+            question = references.by_text(record["question"])
+            assert isinstance(record["answer"], str)
+        except (orjson.JSONDecodeError, KeyError, TypeError, AssertionError):
+            continue
+        scorer = scorers.setdefault(question.question_id, QuestionScorer(question))
+        scores_json = json.dumps(scorer.score([record["answer"]])[0], ensure_ascii=False).encode()
+        if "scores" in record:
+            record["scores"] = orjson.Fragment(scores_json)
+            written.append(orjson.dumps(record) + b"\n")
+        else:
+            written.append(raw.rstrip()[:-1] + b', "scores": ' + scores_json + b"}\n")
+    return b"".join(written)
+
+
+def tricky_lines(data_dir: Path) -> list[tuple[bytes, bool]]:
+    """Lines that the core reads or leaves to orjson, each with whether it is valid."""
+    question = ReferenceData.load(data_dir).questions["Q02"].question
+    q = json.dumps(question, ensure_ascii=False)
+    escaped_q = json.dumps(question)  # every character as \\uXXXX
+    deep = "[" * 1023 + "]" * 1023
+    too_deep = "[" * 1024 + "]" * 1024
+    return [
+        (f'{{"question": {q}, "answer": "合計は\\n\\u3042\\ud83d\\ude00\\u0000"}}'.encode(), True),
+        (f'{{"answer": "算数", "question": {escaped_q}, "n": [1e5, -0.5, {{}}]}}'.encode(), True),
+        (f'{{"question": {q}, "answer": "a"}}  \r'.encode(), True),
+        (f'{{"question": {q}, "answer": "a", "answer": "合計"}}'.encode(), True),
+        (f'{{"question": {q}, "scores": [0], "answer": "合計"}}'.encode(), True),
+        (f'{{"question": {q}, "answer": "a", "x": {deep}}}'.encode(), True),
+        (f'{{"question": {q}, "answer": "a", "x": {too_deep}}}'.encode(), False),
+        (f'{{"question": {q}, "answer": "a", "x": 1e400}}'.encode(), False),
+        (f'{{"question": {q}, "answer": "a\\ud800"}}'.encode(), False),
+        (f'{{"question": {q}, "answer": "a"}} x'.encode(), False),
+        (f'{{"question": {q[:-1]}?", "answer": "a"}}'.encode(), False),
+        (b" \x0b\x0c\t", True),  # blank: skipped, not a problem
+    ]
+
+
+def test_every_line_scored_as_orjson_reads_it(data_dir: Path, trial_lines: list[bytes], tmp_path):
+    tricky = tricky_lines(data_dir)
+    lines = [line for line, _ in tricky] + [line.rstrip(b"\n") for line in trial_lines[:40]]
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes(b"\n".join(lines))  # the last line without a line break
+    result = run_score("--data", data_dir, "--skip-invalid", path)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout == expected_output(lines, data_dir)
+    bad = [number for number, (_, valid) in enumerate(tricky, start=1) if not valid]
+    reported = [line for line in result.stderr.decode().splitlines() if line.startswith("skipped")]
+    assert all(f"{path}:{n}:" in line for n, line in zip(bad, reported, strict=True))
+
+
+def test_blocks_split_at_line_breaks(
+    data_dir: Path, trial_lines: list[bytes], tmp_path, monkeypatch
+):
+    lines = [line for line, _ in tricky_lines(data_dir)] + trial_lines[:100]
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes(b"\n".join(line.rstrip(b"\n") for line in lines) + b"\n")
+    monkeypatch.setattr(score_command, "BLOCK_BYTES", 1000)
+    out = io.BytesIO()
+    with path.open("rb") as stream, contextlib.redirect_stderr(io.StringIO()) as errors:
+        block_scorer = score_command.BlockScorer(ReferenceData.load(data_dir))
+        skipped = score_command.score_stream(stream, "in", block_scorer, True, out)
+    assert out.getvalue() == expected_output(lines, data_dir)
+    bad = [n for n, (_, valid) in enumerate(tricky_lines(data_dir), start=1) if not valid]
+    assert skipped == len(bad)
+    assert [line.split(":")[1] for line in errors.getvalue().splitlines()] == list(map(str, bad))
 
 
 BAD_LINES = [

@@ -160,6 +160,12 @@ class QuestionScorer:
         assert records is not None
         return records
 
+    def score_lines(self, lines: _core.AnswerLines, question: int) -> None:
+        """Scores the answers of the lines of `lines.questions[question]` (no object per
+        answer); `lines.write` writes them back with their records."""
+        external = self._regex_match_ends(lines.answers(question)) if self._regexes else None
+        self._core.score_lines(lines, question, external)
+
     @property
     def baselines(self) -> dict[str, float]:
         """Mean raw fluency of each source's own reference answers (spec §2)."""

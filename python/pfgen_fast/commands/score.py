@@ -5,17 +5,24 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import IO, Any
 
+import numpy as np
 import orjson
 
-from pfgen_fast.data import resolve_data_dir
+from pfgen_fast import _core
+from pfgen_fast.data import Question, resolve_data_dir
 from pfgen_fast.errors import InputError
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.trials import parse_answer_line
 
-# Lines are scored in blocks: memory stays bounded and output starts before the input ends.
-BLOCK_LINES = 200_000
+# Input is read and scored in blocks of whole lines of about this many bytes: memory stays
+# bounded and output starts before the input ends.
+BLOCK_BYTES = 32 << 20
+# `AnswerLines.question_of_line` of a line the core leaves to `parse_answer_line`.
+OTHER_LINE = -2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,32 +35,89 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def read_blocks(stream: IO[bytes]) -> Iterator[bytes]:
+    """The stream in blocks of whole lines."""
+    while block := stream.read(BLOCK_BYTES):
+        if not block.endswith(b"\n"):
+            block += stream.readline()
+        yield block
+
+
+def unknown_question(where: str, text: str) -> InputError:
+    return InputError(f"{where}: field 'question': not a question of the data: {text[:40]!r}")
+
+
+@dataclass
+class ReadBlock:
+    """A block's lines: those the core read, by question (`questions`: index in
+    `lines.questions` -> question), and the others read by `parse_answer_line`, by question id
+    (`others`: line index, line, object); `problems`: the unusable lines, in line order."""
+
+    lines: _core.AnswerLines
+    questions: dict[int, Question] = field(default_factory=dict)
+    others: dict[str, list[tuple[int, bytes, dict[str, Any]]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    problems: list[InputError] = field(default_factory=list)
+
+
 class BlockScorer:
-    """Scores blocks of lines, building each question's tables the first time it occurs."""
+    """Reads and scores blocks of lines, building each question's tables the first time it
+    occurs."""
 
     def __init__(self, references: ReferenceData) -> None:
         self.references = references
         self.scorers: dict[str, QuestionScorer] = {}
 
-    def score(self, block: list[tuple[bytes, dict[str, Any]]]) -> list[bytes]:
-        """The output line of every (input line, parsed object), in input order."""
-        by_question: dict[str, list[int]] = defaultdict(list)
-        for index, (_, record) in enumerate(block):
-            by_question[self.references.by_text(record["question"]).question_id].append(index)
-        missing = [self.references.questions[q] for q in by_question if q not in self.scorers]
+    def read(self, block: bytes, name: str, first_line: int) -> ReadBlock:
+        """The lines of a block whose first line has the number `first_line`."""
+        read = ReadBlock(_core.AnswerLines(block))
+        question_of_line = read.lines.question_of_line
+        problems: list[tuple[int, InputError]] = []
+        for index, text in enumerate(read.lines.questions):
+            try:
+                read.questions[index] = self.references.by_text(text)
+            except KeyError:
+                for line in np.flatnonzero(question_of_line == index).tolist():
+                    problems.append((line, unknown_question(f"{name}:{first_line + line}", text)))
+        for line in np.flatnonzero(question_of_line == OTHER_LINE).tolist():
+            raw = read.lines.line(line)
+            where = f"{name}:{first_line + line}"
+            try:
+                record = parse_answer_line(raw, where)
+                try:
+                    question = self.references.by_text(record["question"])
+                except KeyError:
+                    raise unknown_question(where, record["question"]) from None
+            except InputError as error:
+                problems.append((line, error))
+                continue
+            read.others[question.question_id].append((line, raw, record))
+        read.problems = [error for _, error in sorted(problems, key=lambda problem: problem[0])]
+        return read
+
+    def score(self, read: ReadBlock) -> bytes:
+        """The block's output: every usable line, in order, with `scores` added."""
+        question_ids = {question.question_id for question in read.questions.values()}
+        question_ids.update(read.others)
+        missing = [self.references.questions[q] for q in sorted(question_ids - self.scorers.keys())]
         self.scorers.update(build_scorers(missing))
-        output: list[bytes] = [b""] * len(block)
-        for question_id, indices in by_question.items():
-            scores = self.scorers[question_id].score_json([block[i][1]["answer"] for i in indices])
-            for index, scores_json in zip(indices, scores, strict=True):
-                raw, record = block[index]
+        for index, question in read.questions.items():
+            self.scorers[question.question_id].score_lines(read.lines, index)
+        outputs = []
+        for question_id, others in read.others.items():
+            records = self.scorers[question_id].score_json(
+                [record["answer"] for *_, record in others]
+            )
+            for (line, raw, record), scores_json in zip(others, records, strict=True):
                 if "scores" in record:
                     record["scores"] = orjson.Fragment(scores_json)
-                    output[index] = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+                    output = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
                 else:
                     # The input object unchanged, with "scores" appended before its final "}".
-                    output[index] = raw.rstrip()[:-1] + b', "scores": ' + scores_json + b"}\n"
-        return output
+                    output = raw.rstrip()[:-1] + b', "scores": ' + scores_json + b"}\n"
+                outputs.append((line, output))
+        return read.lines.write(outputs)
 
 
 def score_stream(
@@ -62,33 +126,16 @@ def score_stream(
     """Scores every line; returns the number of skipped lines (raises on the first bad line
     unless skip_invalid)."""
     skipped = 0
-    block: list[tuple[bytes, dict[str, Any]]] = []
-    known = block_scorer.references
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        where = f"{name}:{number}"
-        try:
-            record = parse_answer_line(raw, where)
-            try:
-                known.by_text(record["question"])
-            except KeyError:
-                raise InputError(
-                    f"{where}: field 'question': not a question of the data: "
-                    f"{record['question'][:40]!r}"
-                ) from None
-        except InputError as error:
+    first_line = 1
+    for block in read_blocks(lines):
+        read = block_scorer.read(block, name, first_line)
+        for problem in read.problems:
             if not skip_invalid:
-                raise
-            print(f"skipped {error}", file=sys.stderr)
-            skipped += 1
-            continue
-        block.append((raw, record))
-        if len(block) >= BLOCK_LINES:
-            out.writelines(block_scorer.score(block))
-            block.clear()
-    if block:
-        out.writelines(block_scorer.score(block))
+                raise problem
+            print(f"skipped {problem}", file=sys.stderr)
+        skipped += len(read.problems)
+        out.write(block_scorer.score(read))
+        first_line += len(read.lines.question_of_line)
     return skipped
 
 

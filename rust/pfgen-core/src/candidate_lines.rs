@@ -3,13 +3,12 @@
 //! polars' NDJSON reader turns numbers or lists into strings, replaces lone surrogates and keeps
 //! the first of two equal keys, where a candidate file with such lines has a problem to report.
 //! Lines that pass are valid JSON (RFC 8259, without NaN or Infinity), in valid UTF-8, whose
-//! object has each of those fields once, with a string value, and no lone surrogate anywhere.
-//!
-//! One pass over the bytes: a line break can only end a line (inside a JSON string it would be
-//! an unescaped control character) and bytes beyond ASCII only belong inside strings, where
-//! their UTF-8 is checked; so the parser runs over the block and stops at each line break.
+//! object has each of those fields once, with a string value, and no lone surrogate anywhere
+//! (read by `json_lines`).
 
 use rayon::prelude::*;
+
+use crate::json_lines::{line_end, split_parts, FieldValue, Parser};
 
 /// One unusable line: its index in the block (0-based) and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,29 +31,13 @@ pub struct CheckedLines {
     pub lines: usize,
 }
 
-/// Deeper nesting is refused (as orjson and most parsers do), so that checking cannot
-/// overflow the stack.
-const MAX_DEPTH: usize = 1024;
 const FIELDS: [&str; 3] = ["question", "answer", "source"];
 /// Blocks are checked in parts of about this many bytes, in parallel.
 const PART_BYTES: usize = 1 << 20;
 
 /// Checks every line of `block` (split at '\n'; a final line without one counts too).
 pub fn check_lines(block: &[u8]) -> CheckedLines {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    while start < block.len() {
-        let end = match block.get(start + PART_BYTES..) {
-            Some(rest) => rest
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(block.len(), |offset| start + PART_BYTES + offset + 1),
-            None => block.len(),
-        };
-        parts.push(start..end);
-        start = end;
-    }
-    let checked: Vec<CheckedLines> = parts
+    let checked: Vec<CheckedLines> = split_parts(block, PART_BYTES)
         .into_par_iter()
         .map(|part| check_part(block, part))
         .collect();
@@ -93,7 +76,7 @@ fn check_part(block: &[u8], part: std::ops::Range<usize>) -> CheckedLines {
         if matches!(parser.peek(), None | Some(b'\n')) {
             checked.blank += 1;
         } else {
-            match parser.line() {
+            match parser.object_line(&FIELDS).and_then(check_fields) {
                 Ok(()) => {
                     checked.usable.push((parser.line_start, parser.position));
                     checked.line_indices.push(index as u32);
@@ -105,360 +88,39 @@ fn check_part(block: &[u8], part: std::ops::Range<usize>) -> CheckedLines {
             }
         }
         checked.lines += 1;
-        parser.position = block[parser.position..part.end]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(part.end, |offset| parser.position + offset + 1);
+        parser.position = (line_end(&block[..part.end], parser.position) + 1).min(part.end);
     }
     checked
 }
 
-fn is_whitespace(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\r')
-}
-
-enum Error {
-    Syntax(&'static str),
-    Utf8,
-    TooDeep,
-}
-
-/// How often each candidate field appears at the top level, and whether as a string.
-#[derive(Default)]
-struct Fields {
-    count: [u32; 3],
-    is_string: [bool; 3],
-    source_nonempty: bool,
-}
-
-struct Parser<'a> {
-    bytes: &'a [u8],
-    position: usize,
-    line_start: usize,
-}
-
-impl Parser<'_> {
-    fn describe(&self, error: Error) -> String {
-        let offset = self.position - self.line_start;
-        match error {
-            Error::Syntax(what) => format!("invalid JSON: {what} (column {})", offset + 1),
-            // As `trials.json_problem` words it: the offset of the first invalid byte.
-            Error::Utf8 => format!("invalid UTF-8 at byte {offset}"),
-            Error::TooDeep => format!("invalid JSON: nested deeper than {MAX_DEPTH} levels"),
+/// Each candidate field at most once; `question` and `answer` strings, `source` a non-empty
+/// string.
+fn check_fields(values: [FieldValue; 3]) -> Result<(), String> {
+    for (field, value) in FIELDS.iter().zip(&values) {
+        if value.count > 1 {
+            return Err(format!("field '{field}' appears {} times", value.count));
         }
     }
-
-    /// A non-blank line from the current position: a JSON object with the candidate fields
-    /// as strings, then only whitespace up to the line break (where it stops).
-    fn line(&mut self) -> Result<(), String> {
-        if self.peek() != Some(b'{') {
-            return Err("expected a JSON object".to_string());
+    for (field, value) in FIELDS.iter().zip(&values).take(2) {
+        if value.count == 0 {
+            return Err(format!("missing field '{field}'"));
         }
-        let seen = self.record().map_err(|error| self.describe(error))?;
-        self.skip_whitespace();
-        if !matches!(self.peek(), None | Some(b'\n')) {
-            return Err(self.describe(Error::Syntax("unexpected text after the object")));
-        }
-        for (field, &count) in FIELDS.iter().zip(&seen.count) {
-            if count > 1 {
-                return Err(format!("field '{field}' appears {count} times"));
-            }
-        }
-        for (i, field) in FIELDS.iter().enumerate().take(2) {
-            if seen.count[i] == 0 {
-                return Err(format!("missing field '{field}'"));
-            }
-            if !seen.is_string[i] {
-                return Err(format!("field '{field}' must be a string"));
-            }
-        }
-        if seen.count[2] == 1 && !(seen.is_string[2] && seen.source_nonempty) {
-            return Err("field 'source' must be a non-empty string".to_string());
-        }
-        Ok(())
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.position).copied()
-    }
-
-    fn skip_whitespace(&mut self) {
-        while self.peek().is_some_and(is_whitespace) {
-            self.position += 1;
+        if value.string.is_none() {
+            return Err(format!("field '{field}' must be a string"));
         }
     }
-
-    fn expect(&mut self, byte: u8, what: &'static str) -> Result<(), Error> {
-        if self.peek() == Some(byte) {
-            self.position += 1;
-            Ok(())
-        } else {
-            Err(Error::Syntax(what))
-        }
+    // `""` is the only empty string: any escape makes a character.
+    let source = values[2];
+    if source.count == 1 && source.string.is_none_or(|s| s.end - s.start <= 2) {
+        return Err("field 'source' must be a non-empty string".to_string());
     }
-
-    /// The top-level object, noting the candidate fields.
-    fn record(&mut self) -> Result<Fields, Error> {
-        let mut fields = Fields::default();
-        let mut key = Vec::new();
-        self.items(b'}', "expected ',' or '}'", |parser| {
-            key.clear();
-            parser.string(Some(&mut key))?;
-            parser.colon()?;
-            let field = FIELDS.iter().position(|f| f.as_bytes() == key.as_slice());
-            let value_start = parser.position;
-            let is_string = parser.peek() == Some(b'"');
-            parser.value(1)?;
-            if let Some(field) = field {
-                fields.count[field] += 1;
-                fields.is_string[field] = is_string;
-                if field == 2 {
-                    // `""` is the only empty string: any escape makes a character.
-                    fields.source_nonempty = parser.position - value_start > 2;
-                }
-            }
-            Ok(())
-        })?;
-        Ok(fields)
-    }
-
-    /// The items of an object or an array (its `{` or `[` at the current position), each
-    /// read by `item`, up to its `close`.
-    fn items(
-        &mut self,
-        close: u8,
-        missing_separator: &'static str,
-        mut item: impl FnMut(&mut Self) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        self.position += 1; // '{' or '['
-        self.skip_whitespace();
-        if self.peek() == Some(close) {
-            self.position += 1;
-            return Ok(());
-        }
-        loop {
-            self.skip_whitespace();
-            item(self)?;
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => self.position += 1,
-                Some(byte) if byte == close => {
-                    self.position += 1;
-                    return Ok(());
-                }
-                _ => return Err(Error::Syntax(missing_separator)),
-            }
-        }
-    }
-
-    /// The ':' between a key and its value, with the whitespace around it.
-    fn colon(&mut self) -> Result<(), Error> {
-        self.skip_whitespace();
-        self.expect(b':', "expected ':'")?;
-        self.skip_whitespace();
-        Ok(())
-    }
-
-    fn value(&mut self, depth: usize) -> Result<(), Error> {
-        if depth > MAX_DEPTH {
-            return Err(Error::TooDeep);
-        }
-        match self.peek() {
-            Some(b'"') => self.string(None),
-            Some(b'{') => self.object(depth),
-            Some(b'[') => self.array(depth),
-            Some(b't') => self.literal(b"true"),
-            Some(b'f') => self.literal(b"false"),
-            Some(b'n') => self.literal(b"null"),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            _ => Err(Error::Syntax("expected a value")),
-        }
-    }
-
-    fn object(&mut self, depth: usize) -> Result<(), Error> {
-        self.items(b'}', "expected ',' or '}'", |parser| {
-            parser.string(None)?;
-            parser.colon()?;
-            parser.value(depth + 1)
-        })
-    }
-
-    fn array(&mut self, depth: usize) -> Result<(), Error> {
-        self.items(b']', "expected ',' or ']'", |parser| {
-            parser.value(depth + 1)
-        })
-    }
-
-    fn literal(&mut self, word: &'static [u8]) -> Result<(), Error> {
-        if self.bytes[self.position..].starts_with(word) {
-            self.position += word.len();
-            Ok(())
-        } else {
-            Err(Error::Syntax("expected a value"))
-        }
-    }
-
-    fn digits(&mut self) -> usize {
-        let start = self.position;
-        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-            self.position += 1;
-        }
-        self.position - start
-    }
-
-    fn number(&mut self) -> Result<(), Error> {
-        if self.peek() == Some(b'-') {
-            self.position += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.position += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
-            _ => return Err(Error::Syntax("invalid number")),
-        }
-        if self.peek() == Some(b'.') {
-            self.position += 1;
-            if self.digits() == 0 {
-                return Err(Error::Syntax("invalid number"));
-            }
-        }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            self.position += 1;
-            if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.position += 1;
-            }
-            if self.digits() == 0 {
-                return Err(Error::Syntax("invalid number"));
-            }
-        }
-        Ok(())
-    }
-
-    /// A string, its UTF-8 checked; its decoded bytes go to `decoded` if asked.
-    fn string(&mut self, mut decoded: Option<&mut Vec<u8>>) -> Result<(), Error> {
-        self.expect(b'"', "expected a string")?;
-        loop {
-            let Some(byte) = self.peek() else {
-                return Err(Error::Syntax("unterminated string"));
-            };
-            let start = self.position;
-            match byte {
-                b'"' => {
-                    self.position += 1;
-                    return Ok(());
-                }
-                b'\\' => {
-                    self.position += 1;
-                    let escaped = self.escape()?;
-                    if let Some(out) = decoded.as_deref_mut() {
-                        let mut buffer = [0u8; 4];
-                        out.extend_from_slice(escaped.encode_utf8(&mut buffer).as_bytes());
-                    }
-                    continue;
-                }
-                b'\n' => return Err(Error::Syntax("unterminated string")),
-                0x00..=0x1F => return Err(Error::Syntax("control character in a string")),
-                0x20..=0x7F => self.position += 1,
-                _ => self.position += utf8_char(&self.bytes[start..]).ok_or(Error::Utf8)?.1,
-            }
-            if let Some(out) = decoded.as_deref_mut() {
-                out.extend_from_slice(&self.bytes[start..self.position]);
-            }
-        }
-    }
-
-    /// The character of an escape sequence (after its backslash); surrogates must pair.
-    fn escape(&mut self) -> Result<char, Error> {
-        let Some(byte) = self.peek() else {
-            return Err(Error::Syntax("unterminated string"));
-        };
-        self.position += 1;
-        let simple = match byte {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => return self.unicode_escape(),
-            _ => return Err(Error::Syntax("invalid escape")),
-        };
-        Ok(simple)
-    }
-
-    fn unicode_escape(&mut self) -> Result<char, Error> {
-        let first = self.hex4()?;
-        let code = match first {
-            0xD800..=0xDBFF => {
-                if !self.bytes[self.position..].starts_with(b"\\u") {
-                    return Err(Error::Syntax("lone surrogate in a string"));
-                }
-                self.position += 2;
-                let second = self.hex4()?;
-                if !(0xDC00..=0xDFFF).contains(&second) {
-                    return Err(Error::Syntax("lone surrogate in a string"));
-                }
-                0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
-            }
-            0xDC00..=0xDFFF => return Err(Error::Syntax("lone surrogate in a string")),
-            _ => first,
-        };
-        char::from_u32(code).ok_or(Error::Syntax("invalid escape"))
-    }
-
-    fn hex4(&mut self) -> Result<u32, Error> {
-        let digits = self
-            .bytes
-            .get(self.position..self.position + 4)
-            .ok_or(Error::Syntax("invalid escape"))?;
-        let mut value = 0;
-        for &digit in digits {
-            let nibble = (digit as char)
-                .to_digit(16)
-                .ok_or(Error::Syntax("invalid escape"))?;
-            value = value * 16 + nibble;
-        }
-        self.position += 4;
-        Ok(value)
-    }
-}
-
-/// The character starting `bytes` (a byte beyond ASCII first) and its length, if it is valid
-/// UTF-8: no overlong form, no surrogate, nothing beyond U+10FFFF (the Unicode standard's
-/// table 3-7).
-#[inline]
-pub(crate) fn utf8_char(bytes: &[u8]) -> Option<(u32, usize)> {
-    let lead = *bytes.first()?;
-    let (length, second, payload) = match lead {
-        0xC2..=0xDF => (2, 0x80..=0xBF, lead & 0x1F),
-        0xE0 => (3, 0xA0..=0xBF, lead & 0x0F),
-        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80..=0xBF, lead & 0x0F),
-        0xED => (3, 0x80..=0x9F, lead & 0x0F),
-        0xF0 => (4, 0x90..=0xBF, lead & 0x07),
-        0xF1..=0xF3 => (4, 0x80..=0xBF, lead & 0x07),
-        0xF4 => (4, 0x80..=0x8F, lead & 0x07),
-        _ => return None,
-    };
-    let sequence = bytes.get(..length)?;
-    if !second.contains(&sequence[1]) {
-        return None;
-    }
-    let mut code = u32::from(payload);
-    for &byte in &sequence[1..] {
-        if byte & 0xC0 != 0x80 {
-            return None;
-        }
-        code = (code << 6) | u32::from(byte & 0x3F);
-    }
-    Some((code, length))
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json_lines::utf8_char;
 
     fn check_line(line: &[u8]) -> Result<(), String> {
         let checked = check_lines(line);

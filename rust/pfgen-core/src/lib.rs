@@ -2,8 +2,10 @@
 //! as the published benchmark does (see docs/scoring-spec.md of the project), on compact
 //! character n-gram tables. No Python here; `pfgen-python` wraps it.
 
+pub mod answer_lines;
 pub mod candidate_lines;
 pub mod helpfulness;
+mod json_lines;
 pub mod ngram_build;
 pub mod ngram_table;
 mod prefetch;

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::candidate_lines::utf8_char;
+use crate::json_lines::utf8_char;
 use crate::prefetch::prefetch;
 
 /// The longest n-gram: 5 ranks of 21 bits fill the 105 bits of a wide key.

@@ -10,6 +10,7 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use pfgen_core::helpfulness::{Pattern, Rule, WeightedRule};
 use pfgen_core::reference::Source;
 
+mod answer_lines;
 mod build_refs;
 
 /// Copies Python strings into Rust. `encode_utf8` makes a temporary bytes object instead of
@@ -293,6 +294,38 @@ impl QuestionScorer {
         ))
     }
 
+    /// Scores the answers of the lines of `lines.questions[question]` and keeps their records
+    /// for `lines.write`. `external` as for `score`, a row per line of the question.
+    #[pyo3(signature = (lines, question, external=None))]
+    fn score_lines(
+        &self,
+        py: Python<'_>,
+        mut lines: PyRefMut<'_, answer_lines::AnswerLines>,
+        question: usize,
+        external: Option<PyReadonlyArray2<'_, u32>>,
+    ) -> PyResult<()> {
+        let indices = lines.lines.lines_of(question);
+        let external_values = self.external_values(indices.len(), external)?;
+        let block = lines.block(py);
+        let block = block.as_bytes();
+        let read = &lines.lines;
+        let records = py.detach(|| {
+            let mut characters = Vec::new();
+            let mut ends = Vec::with_capacity(indices.len());
+            for &line in &indices {
+                characters.extend(read.answer(block, line).unwrap_or_default().chars());
+                ends.push(characters.len());
+            }
+            let answers = slices(&characters, &ends);
+            let batch = self.inner.score_batch(&answers, &external_values, true);
+            batch.records_json(&self.sources)
+        });
+        for (line, record) in indices.into_iter().zip(records) {
+            lines.records[line] = Some(record);
+        }
+        Ok(())
+    }
+
     #[getter]
     fn baselines(&self) -> Vec<f64> {
         self.inner.references.baselines().to_vec()
@@ -322,6 +355,7 @@ fn py_round(x: f64, digits: u32) -> PyResult<f64> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<QuestionScorer>()?;
     m.add_class::<build_refs::RareNgramCounter>()?;
+    m.add_class::<answer_lines::AnswerLines>()?;
     m.add_function(wrap_pyfunction!(py_round, m)?)?;
     m.add_function(wrap_pyfunction!(trigram_coverage, m)?)?;
     m.add_function(wrap_pyfunction!(build_refs::check_candidate_lines, m)?)?;
