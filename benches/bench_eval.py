@@ -5,11 +5,12 @@
 Copies every run's trials.jsonl.xz and config.json of the pfgen-bench checkout
 (`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the project) into a temporary folder,
 then, in the same run, prints: the time `xz -dc` needs to decompress them all, the wall time of
-`python -m pfgen_fast eval` on them (both cores, fresh copies, nothing scored yet), each the best
-of three rounds (the machine may be shared), their ratio, answers per second, the eval's peak
-memory, and the published-tool approach (the from-spec Python reference scorer of
-`tests/reference_scorer.py`: all its tables timed on a few questions and extrapolated to 50,
-scoring timed on a sample and extrapolated to every answer).
+`python -m pfgen_fast eval` on them (both cores, fresh copies, nothing scored yet, the tables
+built: the table cache off), each the best of three rounds (the machine may be shared), their
+ratio, answers per second, the eval's peak memory, and the published-tool approach (the
+from-spec Python reference scorer of `tests/reference_scorer.py`: all its tables timed on a
+few questions and extrapolated to 50, scoring timed on a sample and extrapolated to every
+answer).
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def time_eval(bench: Path, files: list[Path]) -> float:
         + [str(path) for path in files],
         capture_output=True,
         text=True,
+        # From scratch: the tables built, not read from the table cache.
+        env={**os.environ, "PFGEN_FAST_TABLE_CACHE": "0"},
     )
     seconds = time.perf_counter() - start
     if completed.returncode != 0:

@@ -3,13 +3,14 @@
     python benches/bench_score.py
 
 Prints, for the same answers in the same run (published trial answers of 80-120 characters,
-repeated to 200,000 lines): the table build time of all 50 questions on one core, the scoring
-throughput on one core through `QuestionScorer.score_arrays` and through
-`python -m pfgen_fast score`, the resident memory of all 50 questions' tables, the reference
-scorer's figures and the ratios. pfgen_fast is measured in fresh subprocesses pinned to one CPU
-with `RAYON_NUM_THREADS=1`; each of its times is the best of ROUNDS runs (a shared machine's
-neighbours slow single runs by up to a fifth). Needs the pfgen-bench checkout
-(`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the project).
+repeated to 200,000 lines): the table build time of all 50 questions on one core (and their
+reading from the table cache), the scoring throughput on one core through
+`QuestionScorer.score_arrays` and through `python -m pfgen_fast score` (its tables built, then
+read from the table cache that a run before those timed filled), the resident memory of all 50
+questions' tables, the reference scorer's figures and the ratios. pfgen_fast is measured in
+fresh subprocesses pinned to one CPU with `RAYON_NUM_THREADS=1`; each of its times is the best
+of ROUNDS runs (a shared machine's neighbours slow single runs by up to a fifth). Needs the
+pfgen-bench checkout (`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the project).
 """
 
 from __future__ import annotations
@@ -101,6 +102,21 @@ def child_build(data_dir: Path) -> dict[str, Any]:
     return {"seconds": min(times), **memory}
 
 
+def child_load(data_dir: Path) -> dict[str, Any]:
+    """Fresh process, one CPU, the table cache filled: time to read all 50 questions' tables
+    from it (best of ROUNDS)."""
+    from pfgen_fast import ReferenceData, build_scorers
+
+    references = ReferenceData.load(data_dir)
+    times = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        scorers = build_scorers(references.questions.values(), threads=1)
+        times.append(time.perf_counter() - start)
+        del scorers
+    return {"seconds": min(times)}
+
+
 def child_bulk(data_dir: Path, answers_path: Path) -> dict[str, Any]:
     """Fresh process, one CPU: answers per second through `score_arrays`, one call per
     question (the best of ROUNDS passes over all the answers)."""
@@ -119,20 +135,32 @@ def child_bulk(data_dir: Path, answers_path: Path) -> dict[str, Any]:
     return {"seconds": min(times), "answers": sum(len(answers) for _, answers in by_question)}
 
 
-def run_child(mode: str, *paths: Path) -> dict[str, Any]:
-    env = {**os.environ, "RAYON_NUM_THREADS": "1"}
+def cache_env(cache: Path | None) -> dict[str, str]:
+    """The environment with the table cache in `cache`, or off."""
+    if cache is None:
+        return {**os.environ, "PFGEN_FAST_TABLE_CACHE": "0"}
+    return {**os.environ, "PFGEN_FAST_CACHE": str(cache)}
+
+
+def run_child(mode: str, *paths: Path, cache: Path | None = None) -> dict[str, Any]:
+    env = {**cache_env(cache), "RAYON_NUM_THREADS": "1"}
     command = [sys.executable, __file__, "--child", mode, *map(str, paths)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
-def time_cli(data_dir: Path, answers_path: Path, output_path: Path, one_cpu: bool) -> float:
-    """Wall time of `python -m pfgen_fast score` on the answers file (tables built inside),
-    the best of ROUNDS runs."""
-    env = {**os.environ, "RAYON_NUM_THREADS": "1"} if one_cpu else dict(os.environ)
+def time_cli(
+    data_dir: Path, answers_path: Path, output_path: Path, one_cpu: bool, cache: Path | None
+) -> float:
+    """Wall time of `python -m pfgen_fast score` on the answers file, the best of ROUNDS runs:
+    its tables built inside (`cache` None), or read from the table cache in `cache` (filled
+    by a run before those timed)."""
+    env = cache_env(cache)
+    if one_cpu:
+        env["RAYON_NUM_THREADS"] = "1"
     command = [sys.executable, "-m", "pfgen_fast", "score", "--data", str(data_dir)]
     times = []
-    for _ in range(ROUNDS):
+    for round_number in range(-1 if cache else 0, ROUNDS):
         with output_path.open("wb") as output:
             start = time.perf_counter()
             subprocess.run(
@@ -142,7 +170,8 @@ def time_cli(data_dir: Path, answers_path: Path, output_path: Path, one_cpu: boo
                 check=True,
                 preexec_fn=pin_to_one_cpu if one_cpu else None,
             )
-            times.append(time.perf_counter() - start)
+            if round_number >= 0:
+                times.append(time.perf_counter() - start)
         with output_path.open("rb") as lines:
             written = sum(1 for _ in lines)
         if written != NUM_ANSWERS:
@@ -185,7 +214,8 @@ def main() -> int:
     if args.child:
         pin_to_one_cpu()
         mode, *paths = args.child
-        figures = child_build(Path(paths[0])) if mode == "build" else child_bulk(*map(Path, paths))
+        children = {"build": child_build, "load": child_load, "bulk": child_bulk}
+        figures = children[mode](*map(Path, paths))
         print(json.dumps(figures))
         return 0
 
@@ -206,8 +236,14 @@ def main() -> int:
         bulk = run_child("bulk", data_dir, answers_path)
         bulk_rate = bulk["answers"] / bulk["seconds"]
         output_path = Path(work) / "scored.jsonl"
-        cli_one = NUM_ANSWERS / time_cli(data_dir, answers_path, output_path, one_cpu=True)
-        cli_all = NUM_ANSWERS / time_cli(data_dir, answers_path, output_path, one_cpu=False)
+        cache = Path(work) / "cache"
+        cli: dict[tuple[bool, Path | None], float] = {
+            (one_cpu, cached): NUM_ANSWERS
+            / time_cli(data_dir, answers_path, output_path, one_cpu, cached)
+            for cached in (None, cache)
+            for one_cpu in (True, False)
+        }
+        load = run_child("load", data_dir, cache=cache)
         reference = reference_figures(data_dir, answers_path)
 
     ref_build, ref_rate = reference["build_seconds"], reference["per_second"]
@@ -225,13 +261,15 @@ def main() -> int:
         f">= {TARGET_BULK_PER_SECOND:,}",
         f"{bulk_rate / ref_rate:.0f}x faster",
     )
-    report(
-        "score CLI, 1 core, incl. tables (answers/s)",
-        f"{cli_one:,.0f}",
-        f">= {TARGET_CLI_PER_SECOND:,}",
-        f"{cli_one / ref_rate:.0f}x faster",
-    )
-    report("score CLI, all cores, incl. tables (answers/s)", f"{cli_all:,.0f}", "", "")
+    report("tables, 50 questions, read from the cache (s)", f"{load['seconds']:.2f}")
+    for (one_cpu, cached), rate in cli.items():
+        tables = "tables cached" if cached else "tables built"
+        report(
+            f"score CLI, {'1 core' if one_cpu else 'all cores'}, {tables} (answers/s)",
+            f"{rate:,.0f}",
+            f">= {TARGET_CLI_PER_SECOND:,}" if one_cpu else "",
+            f"{rate / ref_rate:.0f}x faster",
+        )
     report(
         "tables, 50 questions: RSS growth (MB)",
         f"{build['rss_growth'] / 1e6:.0f}",

@@ -24,6 +24,13 @@ DATA_DIR = BENCH_DIR / "data"
 RESULT_DIR = BENCH_DIR / "result"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cache_in_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The cache (data, tables) of this session's runs, in-process and in subprocesses, is
+    its own: not the user's, and empty at the start."""
+    os.environ["PFGEN_FAST_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+
+
 @pytest.fixture(scope="session")
 def bench() -> Path:
     """The pfgen-bench checkout; tests that need it fail loudly when it is missing."""

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import lzma
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,12 +19,16 @@ from pfgen_fast import QuestionScorer, ReferenceData
 from pfgen_fast.commands import score as score_command
 
 
-def run_score(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_score(
+    *args: str | Path, stdin: bytes | None = None, cache: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PFGEN_FAST_CACHE": str(cache)} if cache else None
     return subprocess.run(
         [sys.executable, "-m", "pfgen_fast", "score", *map(str, args)],
         input=stdin,
         capture_output=True,
         timeout=300,
+        env=env,
     )
 
 
@@ -58,6 +63,23 @@ def test_scores_every_line_in_input_order(data_dir: Path, trial_lines: list[byte
             "helpfulness_results",
             "average",
         ]
+
+
+def test_a_second_run_reads_the_tables_the_first_kept(
+    data_dir: Path, trial_lines: list[bytes], tmp_path
+):
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes(b"".join(trial_lines))
+    cache = tmp_path / "cache"
+    first = run_score("--data", data_dir, path, cache=cache)
+    (table_folder,) = (cache / "tables").iterdir()
+    kept = {p: p.stat().st_ino for p in table_folder.iterdir()}
+    questions = {json.loads(line)["question"] for line in trial_lines}
+    assert len(kept) == len(questions)
+    second = run_score("--data", data_dir, path, cache=cache)
+    assert first.returncode == second.returncode == 0
+    assert second.stdout == first.stdout
+    assert {p: p.stat().st_ino for p in table_folder.iterdir()} == kept
 
 
 def test_reads_standard_input_and_replaces_an_existing_scores_field(data_dir: Path):

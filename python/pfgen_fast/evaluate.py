@@ -92,7 +92,7 @@ class Evaluator:
 
     def _build(self, question_id: str) -> QuestionScorer:
         question = self.references.questions[question_id]
-        return QuestionScorer(question, self.sources_of(question.answers))
+        return QuestionScorer(question, self.sources_of(question.answers), cache_tables=True)
 
     def run(
         self, paths: list[Path], jobs: int, on_done: Callable[[RunOutcome], None]

@@ -20,6 +20,7 @@ from pfgen_fast import _core
 from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import Question, load_questions, metadata_hash
 from pfgen_fast.errors import DataError, InputError
+from pfgen_fast.table_cache import load_tables, save_tables, table_file
 
 # Helpfulness looks at the first 200 characters; an absent keyword has the value 9999.
 HELPFULNESS_CUT = 200
@@ -77,7 +78,11 @@ def _convert_rule(rule: dict[str, Any], regexes: list[re.Pattern[str]]) -> tuple
 class QuestionScorer:
     """Scores answers to one question against its reference answers (all sources, or some)."""
 
-    def __init__(self, question: Question, sources: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, question: Question, sources: Sequence[str] | None = None, cache_tables: bool = False
+    ) -> None:
+        """`cache_tables`: read the tables from the table cache when they are there, else keep
+        them there once built (see `pfgen_fast.table_cache`)."""
         self.question = question
         chosen = list(question.answers) if sources is None else list(sources)
         for key in chosen:
@@ -92,12 +97,19 @@ class QuestionScorer:
             (_convert_rule(rule, self._regexes), 1.0 - rule.get("importance", 1.0))
             for rule in question.keywords
         ]
+        path = table_file(question, chosen) if cache_tables else None
+        cached = None if path is None else load_tables(path, chosen, rules, len(self._regexes))
+        if cached is not None:
+            self._core = cached
+            return
         try:
             self._core = _core.QuestionScorer(
                 [(key, question.answers[key]) for key in chosen], rules, len(self._regexes)
             )
         except ValueError as error:
             raise DataError(f"{question.path}: {error}") from None
+        if path is not None:
+            save_tables(self._core, path)
 
     def _regex_match_ends(self, answers: Sequence[str]) -> np.ndarray | None:
         if not self._regexes:
@@ -187,10 +199,11 @@ def build_scorers(
     sources: Sequence[str] | None = None,
     threads: int | None = None,
 ) -> dict[str, QuestionScorer]:
-    """Scorers for many questions, built in parallel (the core releases the GIL)."""
+    """Scorers for many questions, built in parallel (the core releases the GIL), their
+    tables kept in the table cache."""
     questions = list(questions)
     workers = threads or usable_cpus()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        scorers = list(pool.map(lambda q: QuestionScorer(q, sources), questions))
+        scorers = list(pool.map(lambda q: QuestionScorer(q, sources, cache_tables=True), questions))
     release_free_memory()
     return {q.question_id: scorer for q, scorer in zip(questions, scorers, strict=True)}

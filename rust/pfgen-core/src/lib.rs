@@ -13,6 +13,7 @@ pub mod rare_ngrams;
 pub mod record_json;
 pub mod reference;
 pub mod rounding;
+pub mod table_file;
 #[cfg(test)]
 mod test_texts;
 pub mod trigram_counts;

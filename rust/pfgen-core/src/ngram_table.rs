@@ -76,9 +76,9 @@ fn node_key(parent: u64, c: char) -> u64 {
 
 /// One slot: the key and the node's value share 16 bytes, so a successful probe costs one
 /// memory access.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 #[repr(C, align(16))]
-struct Slot {
+pub(crate) struct Slot {
     key: u64,
     value: u64,
 }
@@ -114,6 +114,37 @@ impl NgramTable {
     /// Bytes held by the table and its text.
     pub fn memory_bytes(&self) -> usize {
         self.slots.len() * std::mem::size_of::<Slot>() + self.text.len() * 4
+    }
+
+    /// The table's memory and its sizes (`home_slots`, `num_sources`, `num_nodes`), for
+    /// `table_file`.
+    pub(crate) fn parts(&self) -> (&[Slot], &[u32], [usize; 3]) {
+        (
+            &self.slots,
+            &self.text,
+            [self.home_slots, self.num_sources, self.num_nodes],
+        )
+    }
+
+    /// A table from `parts`, if they fit together: probes end at the last slot, which is
+    /// empty; codes and positions fit in u32.
+    pub(crate) fn from_parts(
+        slots: Vec<Slot>,
+        text: Vec<u32>,
+        [home_slots, num_sources, num_nodes]: [usize; 3],
+    ) -> Option<NgramTable> {
+        let consistent = (1..=MAX_SOURCES).contains(&num_sources)
+            && home_slots < slots.len()
+            && slots.len() < u32::MAX as usize
+            && slots.last().is_some_and(|slot| slot.key == EMPTY)
+            && num_nodes < slots.len();
+        consistent.then_some(NgramTable {
+            slots,
+            home_slots,
+            text,
+            num_sources,
+            num_nodes,
+        })
     }
 
     /// Reads every cache line of the table and its text once: streamed in at memory

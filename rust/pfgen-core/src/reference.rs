@@ -135,6 +135,36 @@ impl ReferenceTables {
         self.baselines.len()
     }
 
+    /// The tables, baselines and reference answers per source, for `table_file`.
+    pub(crate) fn parts(&self) -> (&[NgramTable], &[f64], Vec<usize>) {
+        let num_answers = self.truth_ratios.iter().map(|r| r.len() - 1).collect();
+        (&self.tables, &self.baselines, num_answers)
+    }
+
+    /// Tables from `parts`, if they fit together.
+    pub(crate) fn from_parts(
+        tables: Vec<NgramTable>,
+        baselines: Vec<f64>,
+        num_answers: Vec<usize>,
+    ) -> Option<Self> {
+        let table_sources: usize = tables.iter().map(NgramTable::num_sources).sum();
+        let consistent = !tables.is_empty()
+            && table_sources == baselines.len()
+            && num_answers.len() == baselines.len()
+            && num_answers
+                .iter()
+                .all(|&n| (1..=u16::MAX as usize).contains(&n))
+            && tables
+                .iter()
+                .enumerate()
+                .all(|(i, table)| i + 1 == tables.len() || table.num_sources() == MAX_SOURCES);
+        consistent.then(|| ReferenceTables {
+            tables,
+            baselines,
+            truth_ratios: num_answers.into_iter().map(truth_ratios).collect(),
+        })
+    }
+
     /// Reads the tables through once, in order (see `NgramTable::warm_caches`).
     pub fn warm_caches(&self) {
         for table in &self.tables {

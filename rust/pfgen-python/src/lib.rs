@@ -1,6 +1,10 @@
 //! `pfgen_fast._core`: the PyO3 face of pfgen-core. Only type conversion happens here; the
 //! work runs with the GIL released.
 
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::PathBuf;
+
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -8,7 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use pfgen_core::helpfulness::{Pattern, Rule, WeightedRule};
-use pfgen_core::reference::Source;
+use pfgen_core::reference::{ReferenceTables, Source};
+use pfgen_core::table_file::TableFileError;
 
 mod answer_lines;
 mod build_refs;
@@ -155,6 +160,19 @@ fn convert_rule(rule: &Bound<'_, PyAny>) -> PyResult<Rule> {
     }
 }
 
+/// Top-level rules with their factors (1 - importance).
+fn convert_rules(rules: &[(Bound<'_, PyAny>, f64)]) -> PyResult<Vec<WeightedRule>> {
+    rules
+        .iter()
+        .map(|(rule, factor)| {
+            Ok(WeightedRule {
+                rule: convert_rule(rule)?,
+                factor: *factor,
+            })
+        })
+        .collect()
+}
+
 /// The n-gram tables and keyword rules of one question.
 #[pyclass(frozen, module = "pfgen_fast._core")]
 struct QuestionScorer {
@@ -203,15 +221,7 @@ impl QuestionScorer {
             .into_iter()
             .map(|(key, answers)| Ok((key, utf8_strings(&answers, "reference answer")?)))
             .collect::<PyResult<Vec<_>>>()?;
-        let rules = rules
-            .iter()
-            .map(|(rule, factor)| {
-                Ok(WeightedRule {
-                    rule: convert_rule(rule)?,
-                    factor: *factor,
-                })
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+        let rules = convert_rules(&rules)?;
         let inner = py
             .detach(|| {
                 let sources: Vec<Source> = sources
@@ -223,6 +233,56 @@ impl QuestionScorer {
             .map_err(|error| PyValueError::new_err(error.to_string()))?;
         let sources = sources.into_iter().map(|(key, _)| key).collect();
         Ok(QuestionScorer { inner, sources })
+    }
+
+    /// A scorer whose tables are read from `path` (written by `save_tables`) instead of
+    /// built; `sources`, `rules` and `num_external` as for the constructor (the sources' keys
+    /// only). ValueError if the file is not a valid table file of these sources.
+    #[staticmethod]
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        sources: Vec<String>,
+        rules: Vec<(Bound<'_, PyAny>, f64)>,
+        num_external: usize,
+    ) -> PyResult<Self> {
+        let rules = convert_rules(&rules)?;
+        let references = py.detach(|| -> PyResult<ReferenceTables> {
+            let file = File::open(&path)?;
+            ReferenceTables::read_from(BufReader::with_capacity(1 << 20, file)).map_err(|error| {
+                match error {
+                    TableFileError::Io(error) => error.into(),
+                    TableFileError::Invalid(_) => {
+                        PyValueError::new_err(format!("{}: {error}", path.display()))
+                    }
+                }
+            })
+        })?;
+        if references.num_sources() != sources.len() {
+            return Err(PyValueError::new_err(format!(
+                "{}: tables of {} sources, not {}",
+                path.display(),
+                references.num_sources(),
+                sources.len()
+            )));
+        }
+        Ok(QuestionScorer {
+            inner: pfgen_core::QuestionScorer {
+                references,
+                rules,
+                num_external,
+            },
+            sources,
+        })
+    }
+
+    /// Writes the n-gram tables to `path` (see pfgen_core::table_file).
+    fn save_tables(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| {
+            let file = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+            self.inner.references.write_to(file)?;
+            Ok(())
+        })
     }
 
     /// Scores answers. `external`: (len(answers), num_external) uint32 match ends (9999 when
