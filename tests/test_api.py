@@ -63,7 +63,7 @@ def test_json_records_are_the_records_json_dumps_writes(
     # Over 512 answers: the records are written on every thread.
     question = references.questions[question_id]
     answers = [a[: 7 * i % 230] for i, a in enumerate(next(iter(question.answers.values())))]
-    answers = (answers + ["", "。", "\x00\n\"\\", "𠮷" * 3])[:700]
+    answers = (answers + ["", "。", '\x00\n"\\', "𠮷" * 3])[:700]
     scorer = QuestionScorer(question)
     expected = [json.dumps(r, ensure_ascii=False).encode() for r in scorer.score(answers)]
     assert scorer.score_json(answers) == expected

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::json_lines::{decode_string, line_end, split_parts, Parser, StringValue};
+use crate::json_lines::{decode_string, line_end, split_parts, utf8_text, Parser, StringValue};
 
 /// `question_of_line` of a line holding only whitespace (Python's `bytes.strip` set).
 pub const BLANK: i32 = -1;
@@ -38,7 +38,7 @@ impl Text {
 
 /// A string value's text without escapes (the parser checked its UTF-8).
 fn raw_str(block: &[u8], range: Range<usize>) -> &str {
-    std::str::from_utf8(&block[range]).unwrap_or_default()
+    utf8_text(&block[range]).unwrap_or_default()
 }
 
 /// The lines of a block (or of a part of it, while reading).
