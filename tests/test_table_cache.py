@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from pfgen_fast import QuestionScorer, ReferenceData
 from pfgen_fast.data import Question
+from pfgen_fast.errors import DataError
 from pfgen_fast.table_cache import core_build, table_file
 
 
@@ -139,3 +140,10 @@ def test_cache_off_or_unwritable(
     monkeypatch.setenv("PFGEN_FAST_CACHE", str(not_a_folder))
     assert same_scores(QuestionScorer(question, cache_tables=True), built["Q01"], ["算数"])
     assert os.listdir(tmp_path) == ["file"]
+
+
+def test_text_the_core_refuses_is_reported_not_cached(cache: Path, questions: dict[str, Question]):
+    broken = dataclasses.replace(questions["Q01"], answers={"R": ["a\ud800b", "c"]})
+    assert table_file(broken, ["R"]) is None
+    with pytest.raises(DataError, match="not valid Unicode text"):
+        QuestionScorer(broken, cache_tables=True)

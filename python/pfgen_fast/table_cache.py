@@ -36,8 +36,11 @@ def table_file(question: Question, sources: list[str]) -> Path | None:
     """Where the tables of `question`'s `sources` are kept, or None if the cache is off."""
     if os.environ.get(CACHE_SWITCH) == "0":
         return None
-    digest = hashlib.sha1(orjson.dumps([[key, question.answers[key]] for key in sources]))
-    return cache_dir() / "tables" / core_build() / f"{digest.hexdigest()}.tables"
+    try:
+        answers = orjson.dumps([[key, question.answers[key]] for key in sources])
+    except orjson.JSONEncodeError:  # a lone surrogate: building the tables reports it
+        return None
+    return cache_dir() / "tables" / core_build() / f"{hashlib.sha1(answers).hexdigest()}.tables"
 
 
 def load_tables(
@@ -53,8 +56,8 @@ def load_tables(
 
 def save_tables(scorer: _core.QuestionScorer, path: Path) -> None:
     """Writes the tables through a temporary file (no partial file under `path`, even with
-    several processes or threads at once) and drops the folders of other core builds. The cache only
-    saves time: a failure to write leaves it as it was."""
+    several processes or threads at once) and drops the folders of other core builds. The
+    cache only saves time: a failure to write leaves it as it was."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -95,12 +95,15 @@ impl<W: Write> Writer<W> {
 struct Reader<R: Read> {
     input: R,
     checksum: Checksum,
+    /// Bytes of the file not read yet.
+    remaining: u64,
 }
 
 impl<R: Read> Reader<R> {
     fn bytes(&mut self, bytes: &mut [u8]) -> io::Result<()> {
         self.input.read_exact(bytes)?;
         self.checksum.add(bytes);
+        self.remaining = self.remaining.saturating_sub(bytes.len() as u64);
         Ok(())
     }
 
@@ -150,11 +153,12 @@ impl ReferenceTables {
         writer.out.flush()
     }
 
-    /// Reads tables that `write_to` wrote.
-    pub fn read_from(input: impl Read) -> Result<Self, TableFileError> {
+    /// Reads tables that `write_to` wrote, from a file of `length` bytes.
+    pub fn read_from(input: impl Read, length: u64) -> Result<Self, TableFileError> {
         let mut reader = Reader {
             input,
             checksum: Checksum::new(),
+            remaining: length,
         };
         let mut magic = [0; 8];
         reader.bytes(&mut magic)?;
@@ -173,12 +177,15 @@ impl ReferenceTables {
         for _ in 0..num_tables {
             let header = [reader.word()?, reader.word()?, reader.word()?];
             let header = header.map(|value| value as usize);
-            // Sizes beyond what a table can hold (u32 codes and positions) are refused before
-            // they are allocated.
+            // Sizes beyond what is left of the file are refused before they are allocated.
             let num_slots = reader.word()?;
             let text_length = reader.word()?;
-            if num_slots > u32::MAX as u64 || text_length > u32::MAX as u64 {
-                return Err(TableFileError::Invalid("a table size beyond its bounds"));
+            let bytes = num_slots
+                .checked_mul(std::mem::size_of::<Slot>() as u64)
+                .zip(text_length.checked_mul(4))
+                .and_then(|(slots, text)| slots.checked_add(text));
+            if bytes.is_none_or(|bytes| bytes > reader.remaining) {
+                return Err(TableFileError::Invalid("truncated"));
             }
             let mut slots = vec![Slot::default(); num_slots as usize];
             let mut text = vec![0u32; text_length as usize];
@@ -249,7 +256,7 @@ mod tests {
         let (built, answers) = tables();
         let mut file = Vec::new();
         built.write_to(&mut file).unwrap();
-        let read = ReferenceTables::read_from(file.as_slice()).unwrap();
+        let read = ReferenceTables::read_from(file.as_slice(), file.len() as u64).unwrap();
         assert_eq!(read.baselines(), built.baselines());
         assert_eq!(read.memory_bytes(), built.memory_bytes());
         let answers: Vec<Vec<char>> = answers.iter().map(|a| a.chars().collect()).collect();
@@ -278,7 +285,7 @@ mod tests {
         built.write_to(&mut file).unwrap();
         let invalid = |bytes: &[u8]| {
             matches!(
-                ReferenceTables::read_from(bytes),
+                ReferenceTables::read_from(bytes, bytes.len() as u64),
                 Err(TableFileError::Invalid(_))
             )
         };
@@ -286,6 +293,13 @@ mod tests {
         assert!(invalid(&file[..file.len() / 2]));
         assert!(invalid(&[file.as_slice(), &[0]].concat()));
         assert!(invalid(b""));
+        // A table's size, in the header: refused before it is allocated.
+        let mut huge = file.clone();
+        let first_table_slots = 8 + 8 + 2 * 8 * built.num_sources() + 8 + 3 * 8;
+        huge[first_table_slots..first_table_slots + 8].copy_from_slice(&u64::MAX.to_ne_bytes());
+        assert!(invalid(&huge));
+        huge[first_table_slots..first_table_slots + 8].copy_from_slice(&(1u64 << 40).to_ne_bytes());
+        assert!(invalid(&huge));
         for at in [0, 9, 100, file.len() / 2, file.len() - 9] {
             let mut damaged = file.clone();
             damaged[at] ^= 0x10;

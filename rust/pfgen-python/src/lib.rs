@@ -249,12 +249,12 @@ impl QuestionScorer {
         let rules = convert_rules(&rules)?;
         let references = py.detach(|| -> PyResult<ReferenceTables> {
             let file = File::open(&path)?;
-            ReferenceTables::read_from(BufReader::with_capacity(1 << 20, file)).map_err(|error| {
-                match error {
-                    TableFileError::Io(error) => error.into(),
-                    TableFileError::Invalid(_) => {
-                        PyValueError::new_err(format!("{}: {error}", path.display()))
-                    }
+            let length = file.metadata()?.len();
+            let input = BufReader::with_capacity(1 << 20, file);
+            ReferenceTables::read_from(input, length).map_err(|error| match error {
+                TableFileError::Io(error) => error.into(),
+                TableFileError::Invalid(_) => {
+                    PyValueError::new_err(format!("{}: {error}", path.display()))
                 }
             })
         })?;
