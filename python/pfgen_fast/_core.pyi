@@ -18,6 +18,14 @@ class QuestionScorer:
         rules: list[tuple[Rule, float]],
         num_external: int,
     ) -> None: ...
+    @staticmethod
+    def load(
+        path: Path,
+        sources: list[str],
+        rules: list[tuple[Rule, float]],
+        num_external: int,
+    ) -> QuestionScorer: ...
+    def save_tables(self, path: Path) -> None: ...
     def score(
         self,
         answers: list[str],
