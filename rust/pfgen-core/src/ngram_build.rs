@@ -394,16 +394,26 @@ pub fn build_table<S: AsRef<str>>(
             });
         }
         depth = shared;
-        let counted = &mut open.counted[document].0;
-        for (n, (by, first)) in counted.iter_mut().enumerate().take(shared + 1).skip(1) {
-            if *by != open.ids[n] + 1 {
-                *by = open.ids[n] + 1;
+        let OpenNodes {
+            ids,
+            counts,
+            touched,
+            touched_count,
+            documents,
+            counted,
+        } = &mut open;
+        let row = &mut counted[document].0;
+        for n in 1..=shared {
+            let (by, first) = &mut row[n];
+            let id = ids[n] + 1;
+            if *by != id {
+                *by = id;
                 *first = offset;
-                open.counts[n][source] += 1;
-                open.touched[n * open.documents + open.touched_count[n]] = document as u32;
-                open.touched_count[n] += 1;
-            } else if offset < *first {
-                *first = offset;
+                counts[n][source] += 1;
+                touched[n * *documents + touched_count[n]] = document as u32;
+                touched_count[n] += 1;
+            } else {
+                *first = (*first).min(offset);
             }
         }
         if shared < available {
