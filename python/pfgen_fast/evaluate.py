@@ -32,7 +32,7 @@ from pfgen_fast.results import (
     write_atomically,
 )
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
-from pfgen_fast.trials import read_trials
+from pfgen_fast.trials import read_trials, unknown_question
 
 # The per-question score caches of a run: every answer with its per-answer record.
 CACHE_PATH = Path("cache") / "scores.json"
@@ -202,10 +202,7 @@ class Evaluator:
             try:
                 question = self.references.by_text(record["question"])
             except KeyError:
-                raise InputError(
-                    f"{path}:{line}: field 'question': not a question of the data: "
-                    f"{record['question'][:40]!r}"
-                ) from None
+                raise unknown_question(f"{path}:{line}", record["question"]) from None
             answers[question.question_id].append(record)
         warnings: list[str] = []
         missing = sorted(set(self.references.questions) - set(answers))

@@ -85,6 +85,11 @@ def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
     return record
 
 
+def unknown_question(where: str, text: str) -> InputError:
+    """The error of a line whose question is not one of the data's."""
+    return InputError(f"{where}: field 'question': not a question of the data: {text[:40]!r}")
+
+
 def json_problem(line: bytes, error: orjson.JSONDecodeError) -> str:
     try:
         line.decode("utf-8")

@@ -16,7 +16,7 @@ from pfgen_fast import _core
 from pfgen_fast.data import Question, resolve_data_dir
 from pfgen_fast.errors import InputError
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
-from pfgen_fast.trials import parse_answer_line
+from pfgen_fast.trials import parse_answer_line, unknown_question
 
 # Input is read and scored in blocks of whole lines of about this many bytes: memory stays
 # bounded and output starts before the input ends.
@@ -41,10 +41,6 @@ def read_blocks(stream: IO[bytes]) -> Iterator[bytes]:
         if not block.endswith(b"\n"):
             block += stream.readline()
         yield block
-
-
-def unknown_question(where: str, text: str) -> InputError:
-    return InputError(f"{where}: field 'question': not a question of the data: {text[:40]!r}")
 
 
 @dataclass

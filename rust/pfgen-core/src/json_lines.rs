@@ -428,9 +428,6 @@ fn plain_run(bytes: &[u8]) -> usize {
 
 /// The text of a string value that `Parser` took from `bytes`, its escapes decoded.
 pub(crate) fn decode_string(bytes: &[u8], value: StringValue) -> Option<String> {
-    if !value.escaped {
-        return utf8_text(bytes.get(value.inner())?).map(str::to_string);
-    }
     let mut parser = Parser {
         bytes: bytes.get(..value.end)?,
         position: value.start,
