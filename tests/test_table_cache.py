@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from pfgen_fast import QuestionScorer, ReferenceData
 from pfgen_fast.data import Question
 from pfgen_fast.errors import DataError
-from pfgen_fast.table_cache import core_build, table_file
+from pfgen_fast.table_cache import KEPT_BUILDS, core_build, drop_old_builds, table_file
 
 
 @pytest.fixture
@@ -117,12 +118,38 @@ def test_other_sources_or_answers_have_their_own_file(cache: Path, questions: di
     assert len(paths) == 4
 
 
-def test_a_new_core_build_drops_the_others(cache: Path, questions: dict[str, Question]):
-    stale = cache / "tables" / "0123456789abcdef"
-    stale.mkdir(parents=True)
-    (stale / "old.tables").write_bytes(b"x")
+def other_builds(cache: Path, used_days_ago: list[int]) -> list[str]:
+    """Folders of other core builds, each with a file, last used that many days ago."""
+    names = []
+    for days in used_days_ago:
+        folder = cache / "tables" / f"{days:016x}"
+        folder.mkdir(parents=True)
+        (folder / "old.tables").write_bytes(b"x")
+        when = time.time() - days * 86400
+        os.utime(folder, (when, when))
+        names.append(folder.name)
+    return names
+
+
+def test_only_the_most_recently_used_builds_are_kept(cache: Path, questions: dict[str, Question]):
+    names = other_builds(cache, [3, 1, 30, 2])
     QuestionScorer(questions["Q01"], cache_tables=True)
-    assert [p.name for p in (cache / "tables").iterdir()] == [core_build()]
+    kept = {p.name for p in (cache / "tables").iterdir()}
+    assert KEPT_BUILDS == 3
+    assert kept == {core_build(), names[1], names[3]}
+
+
+def test_reading_tables_marks_the_build_used(cache: Path, questions: dict[str, Question]):
+    QuestionScorer(questions["Q01"], cache_tables=True)
+    current = cache / "tables" / core_build()
+    long_ago = time.time() - 10 * 86400
+    os.utime(current, (long_ago, long_ago))
+    QuestionScorer(questions["Q01"], cache_tables=True)  # read back
+    assert current.stat().st_mtime > long_ago + 86400
+    # Another build writing its tables keeps the one that has just read them.
+    names = other_builds(cache, [1, 2, 3])
+    drop_old_builds(cache / "tables" / names[0])
+    assert {p.name for p in (cache / "tables").iterdir()} == {names[0], core_build(), names[1]}
 
 
 def test_cache_off_or_unwritable(
