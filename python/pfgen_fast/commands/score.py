@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import io
+import select
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,9 +21,13 @@ from pfgen_fast.errors import InputError
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.trials import parse_answer_line, unknown_question
 
-# Input is read and scored in blocks of whole lines of about this many bytes: memory stays
-# bounded and output starts before the input ends.
+# Input is read and scored in blocks of whole lines of at most this many bytes (or one longer
+# line): memory stays bounded and output starts before the input ends.
 BLOCK_BYTES = 32 << 20
+# Input from a pipe or a terminal is scored as it comes: a block ends when its writer pauses
+# for PAUSE_SECONDS, or BLOCK_SECONDS after the block began.
+PAUSE_SECONDS = 0.1
+BLOCK_SECONDS = 1.0
 # `AnswerLines.question_of_line` of a line the core leaves to `parse_answer_line`.
 OTHER_LINE = -2
 
@@ -35,12 +42,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_blocks(stream: IO[bytes]) -> Iterator[bytes]:
-    """The stream in blocks of whole lines."""
-    while block := stream.read(BLOCK_BYTES):
-        if not block.endswith(b"\n"):
-            block += stream.readline()
-        yield block
+def read_blocks(stream: io.BufferedReader) -> Iterator[bytes]:
+    """The stream in blocks of whole lines (the last one may lack its newline)."""
+    parts: list[bytes | memoryview] = []
+    size = 0
+    began = time.monotonic()
+    # read1: what has arrived (at least a byte), all BLOCK_BYTES from a file.
+    while chunk := stream.read1(BLOCK_BYTES):
+        parts.append(chunk)
+        size += len(chunk)
+        if size < BLOCK_BYTES and more_input_soon(stream, began):
+            continue
+        # The block ends at the last newline of this chunk (lines written in one piece).
+        newline = chunk.rfind(b"\n") + 1
+        if newline:
+            parts[-1] = memoryview(chunk)[:newline]
+            yield b"".join(parts)
+            parts = [chunk[newline:]] if newline < len(chunk) else []
+            size = len(chunk) - newline
+            began = time.monotonic()
+    if parts:
+        yield b"".join(parts)
+
+
+def more_input_soon(stream: io.BufferedReader, began: float) -> bool:
+    """Whether more of the stream is ready, or comes within PAUSE_SECONDS and BLOCK_SECONDS
+    after `began` (a file is always ready)."""
+    wait = min(PAUSE_SECONDS, began + BLOCK_SECONDS - time.monotonic())
+    if wait <= 0:
+        return False
+    try:
+        ready, _, _ = select.select([stream], [], [], wait)
+    except (OSError, ValueError):  # not selectable (pipes on Windows): whole blocks
+        return True
+    return bool(ready)
 
 
 @dataclass
@@ -117,7 +152,11 @@ class BlockScorer:
 
 
 def score_stream(
-    lines: IO[bytes], name: str, block_scorer: BlockScorer, skip_invalid: bool, out: IO[bytes]
+    lines: io.BufferedReader,
+    name: str,
+    block_scorer: BlockScorer,
+    skip_invalid: bool,
+    out: IO[bytes],
 ) -> int:
     """Scores every line; returns the number of skipped lines (raises on the first bad line
     unless skip_invalid)."""
@@ -131,6 +170,7 @@ def score_stream(
             print(f"skipped {problem}", file=sys.stderr)
         skipped += len(read.problems)
         out.write(block_scorer.score(read))
+        out.flush()  # for a reader at the end of a pipe
         first_line += len(read.lines.question_of_line)
     return skipped
 
