@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import lzma
 import re
 import shutil
 from pathlib import Path
@@ -76,6 +78,22 @@ def test_stability_command_prints_three_r_and_skips_runs_without_trials(checkout
     values = [float(r) for r in re.findall(r"r = ([0-9.]+)", done.stdout)]
     assert len(values) == 3 and all(r > 0.99 for r in values)
     assert "skipped:" in done.stderr and "no trials.jsonl.xz" in done.stderr
+    assert "3 runs scored" in done.stderr
+
+
+def test_stability_names_the_line_of_an_unknown_question(checkout: Path) -> None:
+    trials = checkout / "result" / RUNS[1] / "trials.jsonl.xz"
+    lines = lzma.decompress(trials.read_bytes()).splitlines(keepends=True)
+    record = json.loads(lines[4])
+    record["question"] = "存在しない質問"
+    lines[4] = json.dumps(record, ensure_ascii=False).encode() + b"\n"
+    trials.write_bytes(lzma.compress(b"".join(lines)))
+    done = run_cli("stability", "--data", str(DATA_DIR), cwd=checkout)
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"{RUNS[1]}/trials.jsonl.xz:5: field 'question': not a question of the data: "
+        "'存在しない質問'" in done.stderr
+    )
     assert "3 runs scored" in done.stderr
 
 

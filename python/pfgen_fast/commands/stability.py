@@ -25,7 +25,7 @@ from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import resolve_data_dir
 from pfgen_fast.errors import InputError, PfgenError
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
-from pfgen_fast.trials import TRIALS_NAMES, expand_paths, read_trials
+from pfgen_fast.trials import TRIALS_NAMES, expand_paths, read_trials, unknown_question
 
 STABILITY_SOURCES = ("P", "S", "T")
 DEFAULT_PATTERN = "result/**/result.json"
@@ -73,9 +73,7 @@ def read_run(path: Path, references: ReferenceData) -> RunAnswers:
         try:
             question = references.by_text(record["question"])
         except KeyError:
-            raise InputError(
-                f"{trials_path}:{line}: field 'question': not a question of the data"
-            ) from None
+            raise unknown_question(f"{trials_path}:{line}", record["question"]) from None
         answers[question.question_id].append(record["answer"])
     missing = sorted(set(references.questions) - set(answers))
     if missing:
