@@ -95,25 +95,22 @@ def test_reads_standard_input_and_replaces_an_existing_scores_field(data_dir: Pa
 
 def test_lines_from_a_pipe_are_scored_as_they_come(data_dir: Path, trial_lines: list[bytes]):
     """Each line's output comes while the writer of the pipe waits, before its next line."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pfgen_fast", "score", "--data", str(data_dir)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        for line in trial_lines[:3]:
-            process.stdin.write(line)
-            process.stdin.flush()
-            ready, _, _ = select.select([process.stdout], [], [], 120)
-            assert ready, "no output while the pipe's writer waits"
-            written = json.loads(process.stdout.readline())
-            assert written["answer"] == json.loads(line)["answer"]
-        process.stdin.close()
-        assert process.stdout.read() == b""
-        assert process.wait(timeout=60) == 0
-    finally:
-        process.kill()
+    command = [sys.executable, "-m", "pfgen_fast", "score", "--data", str(data_dir)]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as process:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            for line in trial_lines[:3]:
+                process.stdin.write(line)
+                process.stdin.flush()
+                ready, _, _ = select.select([process.stdout], [], [], 120)
+                assert ready, "no output while the pipe's writer waits"
+                written = json.loads(process.stdout.readline())
+                assert written["answer"] == json.loads(line)["answer"]
+            process.stdin.close()
+            assert process.stdout.read() == b""
+            assert process.wait(timeout=60) == 0
+        finally:
+            process.kill()
 
 
 def expected_output(lines: list[bytes], data_dir: Path) -> bytes:
