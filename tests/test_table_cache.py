@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pfgen_fast import QuestionScorer, ReferenceData
+from pfgen_fast import QuestionScorer, ReferenceData, table_cache
 from pfgen_fast.data import Question
 from pfgen_fast.errors import DataError
-from pfgen_fast.table_cache import KEPT_BUILDS, core_build, drop_old_builds, table_file
+from pfgen_fast.table_cache import core_build, table_file
 
 
 @pytest.fixture
@@ -118,38 +118,36 @@ def test_other_sources_or_answers_have_their_own_file(cache: Path, questions: di
     assert len(paths) == 4
 
 
-def other_builds(cache: Path, used_days_ago: list[int]) -> list[str]:
-    """Folders of other core builds, each with a file, last used that many days ago."""
-    names = []
-    for days in used_days_ago:
-        folder = cache / "tables" / f"{days:016x}"
-        folder.mkdir(parents=True)
-        (folder / "old.tables").write_bytes(b"x")
-        when = time.time() - days * 86400
-        os.utime(folder, (when, when))
-        names.append(folder.name)
-    return names
+def dated(path: Path, days_ago: float) -> None:
+    when = time.time() - days_ago * 86400
+    os.utime(path, (when, when))
 
 
-def test_only_the_most_recently_used_builds_are_kept(cache: Path, questions: dict[str, Question]):
-    names = other_builds(cache, [3, 1, 30, 2])
+def test_the_least_recently_used_tables_leave_a_full_cache(
+    cache: Path, questions: dict[str, Question], monkeypatch: pytest.MonkeyPatch
+):
+    ids = ["Q01", "Q02", "Q03", "Q04"]
+    files = {q: table_file(questions[q], list(questions[q].answers)) for q in ids}
+    for q in ids:
+        QuestionScorer(questions[q], cache_tables=True)
+    sizes = {q: path.stat().st_size for q, path in files.items()}
+    files["Q04"].unlink()
+    # Another build's file, used long ago; Q02 written before Q03; Q01 read just now.
+    stale = cache / "tables" / "0123456789abcdef" / "old.tables"
+    stale.parent.mkdir()
+    stale.write_bytes(b"x" * 1000)
+    dated(stale, 30)
+    for q, days in (("Q01", 3), ("Q02", 2), ("Q03", 1)):
+        dated(files[q], days)
     QuestionScorer(questions["Q01"], cache_tables=True)
-    kept = {p.name for p in (cache / "tables").iterdir()}
-    assert KEPT_BUILDS == 3
-    assert kept == {core_build(), names[1], names[3]}
-
-
-def test_reading_tables_marks_the_build_used(cache: Path, questions: dict[str, Question]):
-    QuestionScorer(questions["Q01"], cache_tables=True)
-    current = cache / "tables" / core_build()
-    long_ago = time.time() - 10 * 86400
-    os.utime(current, (long_ago, long_ago))
-    QuestionScorer(questions["Q01"], cache_tables=True)  # read back
-    assert current.stat().st_mtime > long_ago + 86400
-    # Another build writing its tables keeps the one that has just read them.
-    names = other_builds(cache, [1, 2, 3])
-    drop_old_builds(cache / "tables" / names[0])
-    assert {p.name for p in (cache / "tables").iterdir()} == {names[0], core_build(), names[1]}
+    # Room for Q01, Q03 and Q04: writing Q04 drops the stale file and Q02, then the empty
+    # folder of the other build.
+    monkeypatch.setattr(
+        table_cache, "CACHE_LIMIT_BYTES", sizes["Q01"] + sizes["Q03"] + sizes["Q04"]
+    )
+    QuestionScorer(questions["Q04"], cache_tables=True)
+    assert sorted(p.name for p in (cache / "tables").iterdir()) == [core_build()]
+    assert {q for q, path in files.items() if path.exists()} == {"Q01", "Q03", "Q04"}
 
 
 def test_cache_off_or_unwritable(

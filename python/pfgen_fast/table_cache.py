@@ -3,8 +3,8 @@ milliseconds, building them about 40.
 
 The files live in `tables/` of the cache (`$PFGEN_FAST_CACHE`, else `~/.cache/pfgen_fast`),
 in a folder per build of the core, one file per question and set of sources, named by a
-digest of the reference answers they hold: a changed question file gets new tables. The folders
-of the KEPT_BUILDS most recently used builds are kept, older ones dropped.
+digest of the reference answers they hold: a changed question file gets new tables. The files
+take at most CACHE_LIMIT_BYTES: the least recently used (read or written) go first.
 `PFGEN_FAST_TABLE_CACHE=0` turns the cache off.
 """
 
@@ -14,7 +14,6 @@ import contextlib
 import functools
 import hashlib
 import os
-import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,10 @@ from pfgen_fast import _core
 from pfgen_fast.data import Question, cache_dir
 
 CACHE_SWITCH = "PFGEN_FAST_TABLE_CACHE"
-# Builds of the core whose tables are kept: an installed release and a development checkout
-# (or two virtual environments) can share the cache without dropping each other's tables.
-KEPT_BUILDS = 3
+# Room for the tables of all questions (~250 MB), and as much for `stability`'s, of a few
+# versions of the data or builds of the core: an installed release and a development checkout
+# can share the cache, and reference sets being rebuilt do not fill the disk.
+CACHE_LIMIT_BYTES = 2 << 30
 
 
 @functools.cache
@@ -56,35 +56,38 @@ def load_tables(
         scorer = _core.QuestionScorer.load(path, sources, rules, num_external)
     except (OSError, ValueError):
         return None
-    mark_used(path.parent)
+    with contextlib.suppress(OSError):
+        os.utime(path)  # used now: the least recently used files leave the cache first
     return scorer
 
 
-@functools.cache
-def mark_used(build_folder: Path) -> None:
-    """Dates a build's folder as used now (once per process): builds that only read their
-    tables stay among the most recently used. Writing a file into it dates it too."""
-    with contextlib.suppress(OSError):
-        os.utime(build_folder)
-
-
-def drop_old_builds(build_folder: Path) -> None:
-    """Drops the folders of other builds, all but the KEPT_BUILDS - 1 most recently used."""
-    others = []
-    with contextlib.suppress(OSError):
-        for other in build_folder.parent.iterdir():
-            if other != build_folder:
-                with contextlib.suppress(OSError):  # dropped meanwhile by another process
-                    others.append((other.stat().st_mtime, other))
-    others.sort(reverse=True)
-    for _, old in others[KEPT_BUILDS - 1 :]:
-        shutil.rmtree(old, ignore_errors=True)
+def trim_cache(written: Path) -> None:
+    """Drops the least recently used table files of every build, never `written`, until they
+    take at most CACHE_LIMIT_BYTES, then the folders of other builds left empty."""
+    tables = written.parent.parent
+    files = []
+    for path in tables.glob("*/*.tables"):
+        with contextlib.suppress(OSError):  # dropped meanwhile by another process
+            status = path.stat()
+            files.append((status.st_mtime, status.st_size, path))
+    total = sum(size for _, size, _ in files)
+    for _, size, path in sorted(files):
+        if total <= CACHE_LIMIT_BYTES:
+            break
+        if path != written:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                total -= size
+    for folder in tables.iterdir():
+        if folder != written.parent:
+            with contextlib.suppress(OSError):  # not empty
+                folder.rmdir()
 
 
 def save_tables(scorer: _core.QuestionScorer, path: Path) -> None:
     """Writes the tables through a temporary file (no partial file under `path`, even with
-    several processes or threads at once) and drops the folders of builds used long ago. The
-    cache only saves time: a failure to write leaves it as it was."""
+    several processes or threads at once), then trims the cache. The cache only saves time:
+    a failure to write leaves it as it was."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -94,4 +97,4 @@ def save_tables(scorer: _core.QuestionScorer, path: Path) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         return
-    drop_old_builds(path.parent)
+    trim_cache(path)
