@@ -137,6 +137,12 @@ def test_the_least_recently_used_tables_leave_a_full_cache(
     stale.parent.mkdir()
     stale.write_bytes(b"x" * 1000)
     dated(stale, 30)
+    # What writers killed long ago left, and the temporary file of one writing now.
+    killed = files["Q01"].with_name("killed.tables.1.2.tmp")
+    killed.write_bytes(b"x")
+    dated(killed, 1)
+    writing = files["Q01"].with_name("writing.tables.3.4.tmp")
+    writing.write_bytes(b"x")
     for q, days in (("Q01", 3), ("Q02", 2), ("Q03", 1)):
         dated(files[q], days)
     QuestionScorer(questions["Q01"], cache_tables=True)
@@ -148,6 +154,7 @@ def test_the_least_recently_used_tables_leave_a_full_cache(
     QuestionScorer(questions["Q04"], cache_tables=True)
     assert sorted(p.name for p in (cache / "tables").iterdir()) == [core_build()]
     assert {q for q, path in files.items() if path.exists()} == {"Q01", "Q03", "Q04"}
+    assert writing.exists() and not killed.exists()
 
 
 def test_cache_off_or_unwritable(

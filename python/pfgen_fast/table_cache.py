@@ -15,6 +15,7 @@ import functools
 import hashlib
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,13 @@ def load_tables(
 
 def trim_cache(written: Path) -> None:
     """Drops the least recently used table files of every build, never `written`, until they
-    take at most CACHE_LIMIT_BYTES, then the folders of other builds left empty."""
+    take at most CACHE_LIMIT_BYTES, the temporary files of writers gone for an hour, then the
+    folders of other builds left empty."""
     tables = written.parent.parent
+    for path in tables.glob("*/*.tmp"):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime < time.time() - 3600:  # a writer takes seconds
+                path.unlink()
     files = []
     for path in tables.glob("*/*.tables"):
         with contextlib.suppress(OSError):  # dropped meanwhile by another process
