@@ -84,10 +84,11 @@ def trim_cache(written: Path) -> None:
             with contextlib.suppress(OSError):
                 path.unlink()
                 total -= size
-    for folder in tables.iterdir():
-        if folder != written.parent:
-            with contextlib.suppress(OSError):  # not empty
-                folder.rmdir()
+    with contextlib.suppress(OSError):  # the whole cache removed meanwhile
+        for folder in tables.iterdir():
+            if folder != written.parent:
+                with contextlib.suppress(OSError):  # not empty
+                    folder.rmdir()
 
 
 def save_tables(scorer: _core.QuestionScorer, path: Path) -> None:
