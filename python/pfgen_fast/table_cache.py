@@ -67,15 +67,15 @@ def trim_cache(written: Path) -> None:
     take at most CACHE_LIMIT_BYTES, the temporary files of writers gone for an hour, then the
     folders of other builds left empty."""
     tables = written.parent.parent
-    for path in tables.glob("*/*.tmp"):
-        with contextlib.suppress(OSError):
-            if path.stat().st_mtime < time.time() - 3600:  # a writer takes seconds
-                path.unlink()
+    abandoned = time.time() - 3600  # a writer takes seconds
     files = []
-    for path in tables.glob("*/*.tables"):
+    for path in tables.glob("*/*"):
         with contextlib.suppress(OSError):  # dropped meanwhile by another process
             status = path.stat()
-            files.append((status.st_mtime, status.st_size, path))
+            if path.suffix == ".tables":
+                files.append((status.st_mtime, status.st_size, path))
+            elif path.suffix == ".tmp" and status.st_mtime < abandoned:
+                path.unlink()
     total = sum(size for _, size, _ in files)
     for _, size, path in sorted(files):
         if total <= CACHE_LIMIT_BYTES:
