@@ -25,7 +25,7 @@ from pfgen_fast import _core
 from pfgen_fast.data import Question, cache_dir
 
 CACHE_SWITCH = "PFGEN_FAST_TABLE_CACHE"
-# Room for the tables of all questions (~250 MB), and as much for `stability`'s, of a few
+# Room for the tables of all questions (~350 MB), and as much for `stability`'s, of a few
 # versions of the data or builds of the core: an installed release and a development checkout
 # can share the cache, and reference sets being rebuilt do not fill the disk.
 CACHE_LIMIT_BYTES = 2 << 30
