@@ -141,6 +141,9 @@ impl Text {
                 starts.push(start as u32);
             }
         }
+        // The table keeps the characters: what the bound allocated beyond them (up to three
+        // UTF-8 bytes per character) goes back to the allocator.
+        characters.shrink_to_fit();
         // Positions are u32 (chain positions share a u64 with CHAIN and the source).
         if characters.len() >= u32::MAX as usize {
             return Err(TableError::TooManyNodes);

@@ -344,9 +344,6 @@ impl NgramTable {
             }
             parent_codes = level_codes;
         }
-        // The text was allocated for its UTF-8 bytes (up to three per character): what it does
-        // not use goes back to the allocator (the tables of 50 questions held 50 MB more).
-        table.text.shrink_to_fit();
         Ok(table)
     }
 }
