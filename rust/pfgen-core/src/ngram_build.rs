@@ -315,14 +315,20 @@ struct OpenNodes {
     /// ids[n]: index of the open n-gram among the nodes of length n.
     ids: [u32; MAX_N + 1],
     counts: [[u16; MAX_SOURCES]; MAX_N + 1],
-    /// The documents counted for the open n-gram of each length: those of length n are
-    /// `touched[n * documents..][..touched_count[n]]` (a document is counted once per n-gram).
-    touched: Vec<u32>,
-    touched_count: [usize; MAX_N + 1],
-    documents: usize,
+    /// touched[n]: the documents counted for the open n-gram of length n (each once), with
+    /// their first position in it (the walk adds the n-gram where it first ends).
+    touched: [Vec<Touched>; MAX_N + 1],
     /// Per document and length: 1 + the id of the open n-gram that counted the document, and
-    /// the document's first position in it (the walk adds the n-gram where it first ends).
+    /// its place in `touched` (where a later occurrence nearer the document's start lowers
+    /// `first`).
     counted: Vec<CountedRow>,
+}
+
+/// A document counted for an open n-gram, and the document's first position in it.
+#[derive(Clone, Copy)]
+struct Touched {
+    document: u32,
+    first: u32,
 }
 
 impl OpenNodes {
@@ -330,9 +336,7 @@ impl OpenNodes {
         OpenNodes {
             ids: [0; MAX_N + 1],
             counts: [[0; MAX_SOURCES]; MAX_N + 1],
-            touched: vec![0; (MAX_N + 1) * num_documents],
-            touched_count: [0; MAX_N + 1],
-            documents: num_documents,
+            touched: std::array::from_fn(|_| Vec::with_capacity(num_documents)),
             counted: vec![CountedRow([(0, 0); COUNTED_ROW]); num_documents],
         }
     }
@@ -401,22 +405,26 @@ pub fn build_table<S: AsRef<str>>(
             ids,
             counts,
             touched,
-            touched_count,
-            documents,
             counted,
         } = &mut open;
-        let row = &mut counted[document].0;
-        for n in 1..=shared {
-            let (by, first) = &mut row[n];
-            let id = ids[n] + 1;
-            if *by != id {
-                *by = id;
-                *first = offset;
-                counts[n][source] += 1;
-                touched[n * *documents + touched_count[n]] = document as u32;
-                touched_count[n] += 1;
+        let lengths = counted[document].0[1..=shared]
+            .iter_mut()
+            .zip(&ids[1..])
+            .zip(&mut counts[1..])
+            .zip(&mut touched[1..]);
+        for (((counted_by, &id), count), touched) in lengths {
+            let (by, at) = counted_by;
+            if *by != id + 1 {
+                *by = id + 1;
+                *at = touched.len() as u32;
+                count[source] += 1;
+                touched.push(Touched {
+                    document: document as u32,
+                    first: offset,
+                });
             } else {
-                *first = (*first).min(offset);
+                let earlier = &mut touched[*at as usize].first;
+                *earlier = (*earlier).min(offset);
             }
         }
         if shared < available {
@@ -473,25 +481,20 @@ fn close(
         .fold(0u64, |value, (lane, &count)| {
             value | (count as u64) << (LANE_BITS * lane as u32)
         });
-    let touched = &open.touched[n * open.documents..][..open.touched_count[n]];
-    for (i, &document) in touched.iter().enumerate() {
-        if let Some(&ahead) = touched.get(i + PREFETCH_DISTANCE) {
-            let ahead = ahead as usize;
-            if let Some(counted) = open.counted.get(ahead) {
-                prefetch(&counted.0[n]);
-            }
+    let touched = &mut open.touched[n];
+    for (i, touched_document) in touched.iter().enumerate() {
+        if let Some(ahead) = touched.get(i + PREFETCH_DISTANCE) {
             // Most n-grams first end within FLAT characters: column 0 of the row.
-            additions.prefetch_row(ahead);
+            additions.prefetch_row(ahead.document as usize);
         }
-        let document = document as usize;
-        let first = open.counted[document].0[n].1 as usize;
+        let document = touched_document.document as usize;
         additions.add(
             document,
-            first + n,
+            touched_document.first as usize + n,
             counts[text.sources[document] as usize] as u32,
         );
     }
-    open.touched_count[n] = 0;
+    touched.clear();
 }
 
 #[cfg(test)]
