@@ -319,7 +319,7 @@ struct OpenNodes {
     /// their first position in it (the walk adds the n-gram where it first ends).
     touched: [Vec<Touched>; MAX_N + 1],
     /// Per document and length: 1 + the id of the open n-gram that counted the document, and
-    /// its place in `touched` (where a later occurrence nearer the document's start lowers
+    /// its place in `touched[n]` (where a later occurrence nearer the document's start lowers
     /// `first`).
     counted: Vec<CountedRow>,
 }
