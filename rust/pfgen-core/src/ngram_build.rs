@@ -448,7 +448,7 @@ pub fn build_table<S: AsRef<str>>(
         depth -= 1;
     }
     levels.remove(0);
-    let table = NgramTable::freeze(&levels, text.characters, num_sources)?;
+    let table = NgramTable::freeze(levels, text.characters, num_sources)?;
     Ok((
         table,
         additions.by_source(sources.iter().map(|answers| answers.len())),
