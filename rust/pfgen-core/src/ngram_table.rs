@@ -282,7 +282,7 @@ fn placement_order(levels: Vec<Vec<BuildNode>>) -> Vec<Placed> {
     for i in 0..=MAX_ORDERED_ANSWERS {
         starts[i + 1] += starts[i];
     }
-    let num_nodes = levels.iter().map(Vec::len).sum();
+    let num_nodes = starts[MAX_ORDERED_ANSWERS + 1] as usize;
     // Placeholders: each rank is written once below.
     let mut order: Vec<Placed> = Vec::with_capacity(num_nodes);
     order.resize_with(num_nodes, || Placed {
