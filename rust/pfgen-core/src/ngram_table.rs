@@ -25,6 +25,8 @@ const EMPTY: u64 = u64::MAX;
 /// Slots allocated past the home slots for the ends of the clusters.
 const CLUSTER_END_ROOM: usize = 64;
 const CODE_POINT_BITS: u32 = 21;
+/// Fibonacci hashing's multiplier, 2^64 / phi.
+pub(crate) const HASH_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 /// Separates the reference answers in the text: no character has this value.
 pub(crate) const SEPARATOR: u32 = u32::MAX;
 /// Slot values with this bit are chain heads: `CHAIN | source << 32 | position`; the others
@@ -166,7 +168,7 @@ impl NgramTable {
     fn home_slot(&self, key: u64) -> usize {
         // Fibonacci hashing: the high 32 bits of key * 2^64/phi, scaled to the home slots
         // (fewer than 2^32, see `freeze`).
-        let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
+        let spread = key.wrapping_mul(HASH_MULTIPLIER) >> 32;
         ((spread * self.home_slots as u64) >> 32) as usize
     }
 
