@@ -110,8 +110,6 @@ struct Text {
     alphabet: Vec<u32>,
     sources: Vec<u8>,
     starts: Vec<u32>,
-    /// `document << 32 | position` of every character of every answer.
-    entries: Vec<u64>,
 }
 
 /// Ranks read as words: four per u64, MAX_N and a little more per position.
@@ -127,7 +125,6 @@ impl Text {
             .map(|answer| answer.as_ref().len() + MAX_N)
             .sum();
         let mut characters: Vec<u32> = Vec::with_capacity(bound);
-        let mut entries: Vec<u64> = Vec::with_capacity(bound);
         let (mut document_sources, mut starts) = (Vec::new(), Vec::new());
         for (source, answers) in sources.iter().enumerate() {
             if answers.len() > u16::MAX as usize {
@@ -135,9 +132,7 @@ impl Text {
             }
             for answer in answers.iter() {
                 let start = characters.len();
-                let document = starts.len() as u64;
                 characters.extend(answer.as_ref().chars().map(|c| c as u32));
-                entries.extend((start..characters.len()).map(|p| document << 32 | p as u64));
                 characters.extend([SEPARATOR; MAX_N]);
                 document_sources.push(source as u8);
                 starts.push(start as u32);
@@ -190,7 +185,6 @@ impl Text {
             alphabet,
             sources: document_sources,
             starts,
-            entries,
         })
     }
 
@@ -212,14 +206,16 @@ impl Text {
     /// counters stay in the fastest cache, and there are half as many passes as characters.)
     fn sorted_entries(&self) -> Vec<u64> {
         let (pairs, num_pairs) = self.pair_ranks();
-        let mut entries = self.entries.clone();
+        let mut entries = self.entries();
         let mut sorted = vec![0u64; entries.len()];
         let mut starts = vec![0u32; num_pairs];
         for offset in (0..MAX_N).step_by(2).rev() {
             // Counted in text order: the reads go forwards.
             starts.fill(0);
-            for &entry in &self.entries {
-                starts[pairs[entry as u32 as usize + offset] as usize] += 1;
+            for positions in self.answer_ranges() {
+                for &pair in &pairs[positions.start + offset..positions.end + offset] {
+                    starts[pair as usize] += 1;
+                }
             }
             let mut total = 0;
             for start in starts.iter_mut() {
@@ -240,6 +236,24 @@ impl Text {
             std::mem::swap(&mut entries, &mut sorted);
         }
         entries
+    }
+
+    /// `document << 32 | position` of every character of every answer, in text order.
+    fn entries(&self) -> Vec<u64> {
+        let mut entries = Vec::with_capacity(self.characters.len());
+        for (document, positions) in self.answer_ranges().enumerate() {
+            entries.extend(positions.map(|position| (document as u64) << 32 | position as u64));
+        }
+        entries
+    }
+
+    /// The positions of each answer's characters, document after document.
+    fn answer_ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let ends = self.starts.iter().skip(1).map(|&start| start as usize);
+        let ends = ends.chain([self.characters.len()]);
+        // Each answer is followed by MAX_N SEPARATORs.
+        let starts = self.starts.iter().map(|&start| start as usize);
+        starts.zip(ends).map(|(start, end)| start..end - MAX_N)
     }
 
     /// For every text index q, the rank of the pair of characters (q, q + 1) among the
@@ -673,7 +687,7 @@ mod tests {
             let window = &text.characters[position..position + MAX_N];
             window.iter().map(|&c| c.wrapping_add(1)).collect()
         };
-        let mut expected = text.entries.clone();
+        let mut expected = text.entries();
         expected.sort_by_key(|entry| (key(entry), *entry));
         assert_eq!(text.sorted_entries(), expected);
         let (_, num_pairs) = text.pair_ranks();
