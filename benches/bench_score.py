@@ -5,9 +5,10 @@
 Prints, for the same answers in the same run (published trial answers of 80-120 characters,
 repeated to 200,000 lines): the table build time of all 50 questions on one core (and their
 reading from the table cache), the scoring throughput on one core through
-`QuestionScorer.score_arrays` and through `python -m pfgen_fast score` (its tables built, then
-read from the table cache that a run before those timed filled), the resident memory of all 50
-questions' tables, the reference scorer's figures and the ratios. pfgen_fast is measured in
+`QuestionScorer.score_arrays` (and the time of a call with one answer) and through `python -m
+pfgen_fast score` (its tables built, then read from the table cache that a run before those
+timed filled), the resident memory of all 50 questions' tables, the reference scorer's
+figures and the ratios. pfgen_fast is measured in
 fresh subprocesses pinned to one CPU with `RAYON_NUM_THREADS=1`; each of its times is the best
 of ROUNDS runs (a shared machine's neighbours slow single runs by up to a fifth). Needs the
 pfgen-bench checkout (`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the project).
@@ -32,6 +33,8 @@ NUM_ANSWERS = 200_000
 MIN_LENGTH, MAX_LENGTH = 80, 120
 # Answers the reference scores per question (it needs about 3 ms per answer).
 REFERENCE_ANSWERS_PER_QUESTION = 40
+# Answers per question scored one per call (the fixed cost of a call).
+SINGLE_CALL_ANSWERS = 40
 # pfgen_fast's times: the best of this many runs.
 ROUNDS = 3
 # The issue's targets.
@@ -119,7 +122,8 @@ def child_load(data_dir: Path) -> dict[str, Any]:
 
 def child_bulk(data_dir: Path, answers_path: Path) -> dict[str, Any]:
     """Fresh process, one CPU: answers per second through `score_arrays`, one call per
-    question (the best of ROUNDS passes over all the answers)."""
+    question (the best of ROUNDS passes over all the answers), and the time of a call with a
+    single answer (SINGLE_CALL_ANSWERS answers of each question, best of ROUNDS)."""
     from pfgen_fast import ReferenceData, build_scorers
 
     references = ReferenceData.load(data_dir)
@@ -132,7 +136,22 @@ def child_bulk(data_dir: Path, answers_path: Path) -> dict[str, Any]:
         for scorer, answers in by_question:
             scorer.score_arrays(answers)
         times.append(time.perf_counter() - start)
-    return {"seconds": min(times), "answers": sum(len(answers) for _, answers in by_question)}
+    calls = [
+        (scorer, [answer])
+        for scorer, answers in by_question
+        for answer in answers[:SINGLE_CALL_ANSWERS]
+    ]
+    single_times = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        for scorer, one_answer in calls:
+            scorer.score_arrays(one_answer)
+        single_times.append(time.perf_counter() - start)
+    return {
+        "seconds": min(times),
+        "answers": sum(len(answers) for _, answers in by_question),
+        "single_call_seconds": min(single_times) / len(calls),
+    }
 
 
 def cache_env(cache: Path | None) -> dict[str, str]:
@@ -260,6 +279,13 @@ def main() -> int:
         f"{bulk_rate:,.0f}",
         f">= {TARGET_BULK_PER_SECOND:,}",
         f"{bulk_rate / ref_rate:.0f}x faster",
+    )
+    single_call = bulk["single_call_seconds"]
+    report(
+        "score_arrays of one answer, 1 core (us per call)",
+        f"{single_call * 1e6:.1f}",
+        "",
+        f"{1 / ref_rate / single_call:.0f}x faster",
     )
     report("tables, 50 questions, read from the cache (s)", f"{load['seconds']:.2f}")
     for (one_cpu, cached), rate in cli.items():

@@ -78,7 +78,6 @@ impl QuestionScorer {
     ) -> ScoreBatch<'s> {
         let n = answers.len();
         let k = self.num_sources();
-        self.references.warm_caches();
         let mut fluency = vec![0.0; n * k];
         let mut truthfulness = vec![0.0; n * k];
         let mut helpfulness = vec![0.0; n];

@@ -151,19 +151,6 @@ impl NgramTable {
         })
     }
 
-    /// Reads every cache line of the table and its text once: streamed in at memory
-    /// bandwidth, they are then found in the caches by the walks' random probes instead of
-    /// one miss at a time.
-    pub fn warm_caches(&self) {
-        let slots = self
-            .slots
-            .iter()
-            .step_by(4)
-            .fold(0, |sum, slot| sum ^ slot.key);
-        let text = self.text.iter().step_by(16).fold(0, |sum, &c| sum ^ c);
-        std::hint::black_box((slots, text));
-    }
-
     #[inline]
     fn home_slot(&self, key: u64) -> usize {
         // Fibonacci hashing: the high 32 bits of key * 2^64/phi, scaled to the home slots

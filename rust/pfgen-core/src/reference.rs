@@ -165,13 +165,6 @@ impl ReferenceTables {
         })
     }
 
-    /// Reads the tables through once, in order (see `NgramTable::warm_caches`).
-    pub fn warm_caches(&self) {
-        for table in &self.tables {
-            table.warm_caches();
-        }
-    }
-
     pub fn baselines(&self) -> &[f64] {
         &self.baselines
     }
