@@ -8,10 +8,10 @@ reading from the table cache), the scoring throughput on one core through
 `QuestionScorer.score_arrays` (and the time of a call with one answer) and through `python -m
 pfgen_fast score` (its tables built, then read from the table cache that a run before those
 timed filled), the resident memory of all 50 questions' tables, the reference scorer's
-figures and the ratios. pfgen_fast is measured in
-fresh subprocesses pinned to one CPU with `RAYON_NUM_THREADS=1`; each of its times is the best
-of ROUNDS runs (a shared machine's neighbours slow single runs by up to a fifth). Needs the
-pfgen-bench checkout (`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the project).
+figures and the ratios. pfgen_fast is measured in fresh subprocesses pinned to one CPU with
+`RAYON_NUM_THREADS=1`; each of its times is the best of ROUNDS runs (a shared machine's
+neighbours slow single runs by up to a fifth). Needs the pfgen-bench checkout
+(`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the project).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,19 +106,25 @@ def child_build(data_dir: Path) -> dict[str, Any]:
     return {"seconds": min(times), **memory}
 
 
+def best_of_rounds(work: Callable[[], object]) -> float:
+    """The shortest time of ROUNDS runs of `work` (what it returns is dropped at once)."""
+    times = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def child_load(data_dir: Path) -> dict[str, Any]:
     """Fresh process, one CPU, the table cache filled: time to read all 50 questions' tables
     from it (best of ROUNDS)."""
     from pfgen_fast import ReferenceData, build_scorers
 
     references = ReferenceData.load(data_dir)
-    times = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        scorers = build_scorers(references.questions.values(), threads=1)
-        times.append(time.perf_counter() - start)
-        del scorers
-    return {"seconds": min(times)}
+    return {
+        "seconds": best_of_rounds(lambda: build_scorers(references.questions.values(), threads=1))
+    }
 
 
 def child_bulk(data_dir: Path, answers_path: Path) -> dict[str, Any]:
@@ -130,27 +137,20 @@ def child_bulk(data_dir: Path, answers_path: Path) -> dict[str, Any]:
     grouped = read_answers(answers_path)
     scorers = build_scorers(references.questions.values(), threads=1)
     by_question = [(scorers[references.by_text(q).question_id], a) for q, a in grouped.items()]
-    times = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for scorer, answers in by_question:
-            scorer.score_arrays(answers)
-        times.append(time.perf_counter() - start)
-    calls = [
+    one_per_call = [
         (scorer, [answer])
         for scorer, answers in by_question
         for answer in answers[:SINGLE_CALL_ANSWERS]
     ]
-    single_times = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for scorer, one_answer in calls:
-            scorer.score_arrays(one_answer)
-        single_times.append(time.perf_counter() - start)
+
+    def score_all(calls: list[tuple[Any, list[str]]]) -> None:
+        for scorer, answers in calls:
+            scorer.score_arrays(answers)
+
     return {
-        "seconds": min(times),
+        "seconds": best_of_rounds(lambda: score_all(by_question)),
         "answers": sum(len(answers) for _, answers in by_question),
-        "single_call_seconds": min(single_times) / len(calls),
+        "single_call_seconds": best_of_rounds(lambda: score_all(one_per_call)) / len(one_per_call),
     }
 
 

@@ -5,10 +5,10 @@
 //! Every text position is sorted by the (up to) MAX_N characters that start there, cut at the
 //! end of its answer, with an LSD radix sort over dense ranks of character pairs. In that
 //! order the positions sharing an n-gram are adjacent, so one sweep with a stack of open
-//! n-grams (one per length) finds every n-gram and counts its documents. With m the longest prefix that a
-//! position shares with a sorted neighbour, its n-grams of lengths up to m occur elsewhere
-//! too (stored nodes), the one of length m + 1 occurs only here (a chain head), and the
-//! longer ones continue that chain.
+//! n-grams (one per length) finds every n-gram and counts its documents. With m the longest
+//! prefix that a position shares with a sorted neighbour, its n-grams of lengths up to m occur
+//! elsewhere too (stored nodes), the one of length m + 1 occurs only here (a chain head), and
+//! the longer ones continue that chain.
 
 use crate::ngram_table::{
     NgramTable, TableError, CHAIN, HASH_MULTIPLIER, LANE_BITS, MAX_N, MAX_SOURCES, SEPARATOR,
