@@ -104,14 +104,9 @@ fn literal_match_end(text: &[char], needle: &[char]) -> u32 {
     let Some(num_starts) = (text.len() + 1).checked_sub(needle.len()) else {
         return NOT_FOUND;
     };
-    // The starts holding the first character, eight at a time (the comparisons become vector
-    // instructions, and most keywords are absent from most chunks); the rest is compared
-    // only there.
-    let match_in = |offset: usize, chunk: &[char]| {
-        let mut hits = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |hits, (i, &c)| hits | u32::from(c == first) << i);
+    // The starts holding the first character, HIT_LANES at a time (most keywords are absent
+    // from most chunks); the rest is compared only there.
+    let match_in = |offset: usize, mut hits: u32| {
         while hits != 0 {
             let start = offset + hits.trailing_zeros() as usize;
             if text[start + 1..start + needle.len()] == *rest {
@@ -121,14 +116,57 @@ fn literal_match_end(text: &[char], needle: &[char]) -> u32 {
         }
         None
     };
-    let mut chunks = text[..num_starts].chunks_exact(8);
+    let mut chunks = text[..num_starts].chunks_exact(HIT_LANES);
     for (index, chunk) in chunks.by_ref().enumerate() {
-        if let Some(end) = match_in(index * 8, chunk) {
+        if let Some(end) = match_in(index * HIT_LANES, first_character_hits(chunk, first)) {
             return end;
         }
     }
     let remainder = chunks.remainder();
-    match_in(num_starts - remainder.len(), remainder).unwrap_or(NOT_FOUND)
+    let hits = remainder
+        .iter()
+        .enumerate()
+        .fold(0, |hits, (i, &c)| hits | u32::from(c == first) << i);
+    match_in(num_starts - remainder.len(), hits).unwrap_or(NOT_FOUND)
+}
+
+/// Characters compared with a keyword's first character at once.
+const HIT_LANES: usize = 16;
+
+/// Bit i set where `chunk[i]` (HIT_LANES characters) is `first`: four vector comparisons,
+/// narrowed to a bit per character. (Compilers turn the plain loop into scalar compares:
+/// Helpfulness then took 5.7% of the time of scoring, against 4.4% with this.)
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn first_character_hits(chunk: &[char], first: char) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16,
+        _mm_packs_epi32, _mm_set1_epi32,
+    };
+    assert_eq!(chunk.len(), HIT_LANES);
+    let quarter = |i: usize| -> __m128i {
+        // SAFETY: SSE2 is part of x86_64; the load reads chunk[4 * i..4 * i + 4], inside
+        // `chunk` (HIT_LANES = 16 characters, checked above), unaligned loads allowed.
+        unsafe { _mm_loadu_si128(chunk.as_ptr().add(4 * i).cast()) }
+    };
+    // SAFETY: SSE2 is part of x86_64; these only compute on registers.
+    unsafe {
+        let wanted = _mm_set1_epi32(first as i32);
+        let equal = |i: usize| _mm_cmpeq_epi32(quarter(i), wanted);
+        // All-ones 32-bit lanes narrow (with signed saturation) to all-ones bytes.
+        let low = _mm_packs_epi32(equal(0), equal(1));
+        let high = _mm_packs_epi32(equal(2), equal(3));
+        _mm_movemask_epi8(_mm_packs_epi16(low, high)) as u32
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn first_character_hits(chunk: &[char], first: char) -> u32 {
+    chunk
+        .iter()
+        .enumerate()
+        .fold(0, |hits, (i, &c)| hits | u32::from(c == first) << i)
 }
 
 /// `1 - max(i - 100, 0) / 50`.

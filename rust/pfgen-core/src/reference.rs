@@ -481,24 +481,32 @@ impl Walk {
             truthfulness.fill(0.0);
             return;
         };
-        for (s, ratio) in ratios.iter().enumerate() {
-            let mut total = 0.0f64;
-            let mut best = 0.0f64;
-            for (count, &j) in kept.iter().enumerate() {
-                total += ratio[self.max_frequency[j][s] as usize];
-                // The running mean matters at j >= 100 (the best) and at the end.
-                if j >= FLAT || j == last {
-                    let current = total / (count + 1) as f64 * length_discount(j);
-                    if j >= FLAT && current > best {
-                        best = current;
-                    }
-                    if j == last && current > best {
-                        best = current;
+        // The sources' running sums side by side: each is a chain of dependent additions (in
+        // the spec's order), and side by side they overlap. A missing source's lane reads
+        // the first source's ratios (its frequencies are 0) and is not kept.
+        let lane_ratios: [&[f64]; MAX_SOURCES] =
+            std::array::from_fn(|s| ratios[s.min(k - 1)].as_slice());
+        let mut totals = [0.0f64; MAX_SOURCES];
+        let mut best = [0.0f64; MAX_SOURCES];
+        for (count, &j) in kept.iter().enumerate() {
+            let frequencies = self.max_frequency[j];
+            for ((total, ratio), &frequency) in
+                totals.iter_mut().zip(&lane_ratios).zip(&frequencies)
+            {
+                *total += ratio[frequency as usize];
+            }
+            // The running mean matters at j >= 100 (the best) and at the end.
+            if j >= FLAT || j == last {
+                let discount = length_discount(j);
+                for (best, &total) in best.iter_mut().zip(&totals) {
+                    let current = total / (count + 1) as f64 * discount;
+                    if current > *best {
+                        *best = current;
                     }
                 }
             }
-            truthfulness[s] = best;
         }
+        truthfulness.copy_from_slice(&best[..k]);
     }
 }
 

@@ -69,13 +69,20 @@ fn text_characters(strings: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<char
                 return Err(PyErr::fetch(py));
             }
         }
-        for &code_point in &code_points {
-            characters.push(char::from_u32(code_point).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "{what} {index} is not valid Unicode text (it holds a lone surrogate)"
-                ))
-            })?);
+        // Checked all at once, then converted (a loop without early exits: vector code).
+        let invalid = code_points.iter().fold(false, |invalid, &code_point| {
+            invalid | char::from_u32(code_point).is_none()
+        });
+        if invalid {
+            return Err(PyValueError::new_err(format!(
+                "{what} {index} is not valid Unicode text (it holds a lone surrogate)"
+            )));
         }
+        characters.extend(
+            code_points.iter().map(|&code_point| {
+                char::from_u32(code_point).unwrap_or(char::REPLACEMENT_CHARACTER)
+            }),
+        );
         ends.push(characters.len());
     }
     Ok((characters, ends))
