@@ -9,9 +9,16 @@
 //! prefix that a position shares with a sorted neighbour, its n-grams of lengths up to m occur
 //! elsewhere too (stored nodes), the one of length m + 1 occurs only here (a chain head), and
 //! the longer ones continue that chain.
+//!
+//! The sweep does a constant amount of counting per position, whatever the number of n-grams
+//! it takes part in (8.7 of 10 on average): documents are counted from the previous position
+//! of the same document in sorted order (`OpenNodes`), and a document's sum of frequencies,
+//! for its baseline, from the paths of its positions in the trie of n-grams (`Visit`). Only the
+//! few n-grams that first end past length FLAT are looked up one by one (`walk_additions`).
 
 use crate::ngram_table::{
-    NgramTable, TableError, CHAIN, HASH_MULTIPLIER, LANE_BITS, MAX_N, MAX_SOURCES, SEPARATOR,
+    NgramTable, TableError, CHAIN, HASH_MULTIPLIER, LANE_BITS, LANE_MASK, MAX_N, MAX_SOURCES,
+    SEPARATOR,
 };
 use crate::prefetch::prefetch;
 
@@ -24,10 +31,10 @@ pub const FLAT: usize = 100;
 
 /// What the Fluency walk of each document adds, for the baselines (spec §2): per source, per
 /// document, a row of `limit - FLAT + 1` sums: column 0 is what the walk adds up to length
-/// FLAT, column i > 0 what it adds at length FLAT + i.
+/// min(FLAT, limit), column i > 0 what it adds at length FLAT + i.
 pub struct WalkAdditions {
     pub limit: usize,
-    pub by_source: Vec<Vec<u32>>,
+    pub by_source: Vec<Vec<u64>>,
 }
 
 impl WalkAdditions {
@@ -38,57 +45,6 @@ impl WalkAdditions {
 
 fn row_length(limit: usize) -> usize {
     limit.saturating_sub(FLAT) + 1
-}
-
-/// The walk additions of every document of the table, in one array while building: row d is
-/// document d's (documents numbered across sources, in order).
-struct AllAdditions {
-    limit: usize,
-    row: usize,
-    sums: Vec<u32>,
-}
-
-impl AllAdditions {
-    fn new(limit: usize, num_documents: usize) -> Self {
-        let row = row_length(limit);
-        AllAdditions {
-            limit,
-            row,
-            sums: vec![0; num_documents * row],
-        }
-    }
-
-    /// Adds what the walk of `document` adds at prefix length `end`.
-    #[inline]
-    fn add(&mut self, document: usize, end: usize, frequency: u32) {
-        if end <= self.limit {
-            self.sums[document * self.row + end.saturating_sub(FLAT)] += frequency;
-        }
-    }
-
-    /// Prefetches the start of `document`'s row (see `prefetch`).
-    #[inline]
-    fn prefetch_row(&self, document: usize) {
-        if let Some(sum) = self.sums.get(document * self.row) {
-            prefetch(sum);
-        }
-    }
-
-    /// Split by source (documents are numbered source after source).
-    fn by_source(self, sources_lengths: impl Iterator<Item = usize>) -> WalkAdditions {
-        let mut rest = self.sums.as_slice();
-        let by_source = sources_lengths
-            .map(|length| {
-                let (own, others) = rest.split_at(length * self.row);
-                rest = others;
-                own.to_vec()
-            })
-            .collect();
-        WalkAdditions {
-            limit: self.limit,
-            by_source,
-        }
-    }
 }
 
 /// A node of the table being built: its parent (0: the root, else 1 + the parent's index among
@@ -382,45 +338,62 @@ fn common_prefix(a: &RankWords, b: &RankWords) -> usize {
     limit
 }
 
-/// A document's counters, one per length (from 0), aligned on cache lines: the short
-/// lengths, which almost every position reaches, share the row's first line.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct CountedRow([(u32, u32); COUNTED_ROW]);
-
-const COUNTED_ROW: usize = 16;
-const _: () = assert!(COUNTED_ROW > MAX_N);
+/// "No position" in `OpenNodes::shared_with` (sorted indexes are stored plus one).
+const NO_POSITION: u32 = 0;
 
 /// The n-grams open during the sweep, one per length, and what is counted for them.
+///
+/// The documents holding an n-gram are counted from its positions (adjacent in sorted order):
+/// each position counts, unless the previous position of its document in that order holds the
+/// n-gram too. Both are counted at one length per position (the longest it shares with its
+/// neighbours, the longest it shares with the previous position of its document) and passed
+/// on to the shorter n-grams as the longer ones close: a position's work does not grow with
+/// the lengths it takes part in.
 struct OpenNodes {
     /// ids[n]: index of the open n-gram among the nodes of length n.
     ids: [u32; MAX_N + 1],
-    counts: [[u16; MAX_SOURCES]; MAX_N + 1],
-    /// touched[n]: the documents counted for the open n-gram of length n (each once), with
-    /// their first position in it (the walk adds the n-gram where it first ends).
-    touched: [Vec<Touched>; MAX_N + 1],
-    /// Per document and length: 1 + the id of the open n-gram that counted the document, and
-    /// its place in `touched[n]` (where a later occurrence nearer the document's start lowers
-    /// `first`).
-    counted: Vec<CountedRow>,
-}
-
-/// A document counted for an open n-gram, and the document's first position in it.
-#[derive(Clone, Copy)]
-struct Touched {
-    document: u32,
-    first: u32,
+    /// firsts[n]: 1 + the sorted index of the first position of the open n-gram of length n.
+    firsts: [u32; MAX_N + 1],
+    /// occurrences[n][s]: positions of source s counted at length n.
+    occurrences: [[u32; MAX_SOURCES]; MAX_N + 1],
+    /// repeats[n][s]: those whose document's previous position was counted already.
+    repeats: [[u32; MAX_SOURCES]; MAX_N + 1],
 }
 
 impl OpenNodes {
-    fn new(num_documents: usize) -> Self {
+    fn new() -> Self {
         OpenNodes {
             ids: [0; MAX_N + 1],
-            counts: [[0; MAX_SOURCES]; MAX_N + 1],
-            touched: std::array::from_fn(|_| Vec::with_capacity(num_documents)),
-            counted: vec![CountedRow([(0, 0); COUNTED_ROW]); num_documents],
+            firsts: [0; MAX_N + 1],
+            occurrences: [[0; MAX_SOURCES]; MAX_N + 1],
+            repeats: [[0; MAX_SOURCES]; MAX_N + 1],
         }
     }
+
+    /// How many characters the current position (holding the open n-grams of lengths
+    /// 1..=depth) shares with the earlier position at 1 + sorted index `earlier`
+    /// (NO_POSITION: none): the open n-grams that began at or before it hold it too.
+    #[inline]
+    fn shared_with(&self, depth: usize, earlier: u32) -> usize {
+        self.firsts[1..=depth]
+            .iter()
+            .filter(|&&first| first <= earlier)
+            .count()
+    }
+}
+
+/// A position among the first FLAT (or `limit`) characters of its document, as the sweep
+/// saw it: the sum of the frequencies of a document's distinct n-grams is, over these
+/// positions in sorted order, the sum along the path of each (its n-grams: the stored
+/// nodes of lengths 1..=shared, then `chain` chain positions of frequency 1) less the sum
+/// along the path it shares with the document's previous such position (lengths 1..=common).
+struct Visit {
+    document: u32,
+    deepest: u32,
+    common_id: u32,
+    shared: u8,
+    common: u8,
+    chain: u8,
 }
 
 /// Builds the table of up to MAX_SOURCES sources (each a list of documents) and what the
@@ -434,10 +407,16 @@ pub fn build_table<S: AsRef<str>>(
         return Err(TableError::TooManySources(num_sources));
     }
     let text = Text::new(sources)?;
-    let mut additions = AllAdditions::new(record_limit, text.starts.len());
+    // Past this length the walk's additions are found in `walk_additions`.
+    let undiscounted = FLAT.min(record_limit);
     let sorted = text.sorted_entries();
     let mut levels: Vec<Vec<BuildNode>> = (0..=MAX_N).map(|_| Vec::new()).collect();
-    let mut open = OpenNodes::new(text.starts.len());
+    let mut open = OpenNodes::new();
+    // Per document: 1 + the sorted index of its previous position, and of its previous
+    // position before `undiscounted` (NO_POSITION: none yet).
+    let mut previous = vec![NO_POSITION; text.starts.len()];
+    let mut previous_visited = vec![NO_POSITION; text.starts.len()];
+    let mut visits: Vec<Visit> = Vec::new();
     let mut depth = 0; // lengths 1..=depth are open
                        // The ranks of sorted position i + k (zeros past the end): read a position ahead of their
                        // use, as the positions are scattered over the text and each read misses the caches.
@@ -452,22 +431,17 @@ pub fn build_table<S: AsRef<str>>(
         let (position, document) = (entry as u32, (entry >> 32) as usize);
         if let Some(&ahead) = sorted.get(i + PREFETCH_DISTANCE) {
             text.prefetch_ranks(ahead as u32 as usize);
-            let ahead_document = (ahead >> 32) as usize;
-            if let Some(counted) = open.counted.get(ahead_document) {
-                prefetch(counted);
-            }
-            additions.prefetch_row(ahead_document);
         }
         let after_next_words = words_at(i + 2);
         let shared_after = common_prefix(&words, &next_words);
         while depth > shared_before {
-            close(&mut open, &mut levels, &mut additions, &text, depth);
+            close(&mut open, &mut levels, depth);
             depth -= 1;
         }
         let available = available(&words);
         let shared = shared_before.max(shared_after).min(available);
         let source = text.sources[document] as usize;
-        let offset = position - text.starts[document];
+        let sorted_index = i as u32 + 1;
         for (n, level) in levels
             .iter_mut()
             .enumerate()
@@ -475,6 +449,7 @@ pub fn build_table<S: AsRef<str>>(
             .skip(depth + 1)
         {
             open.ids[n] = level.len() as u32;
+            open.firsts[n] = sorted_index;
             level.push(BuildNode {
                 parent: parent_id(&open, n),
                 c: text.character(&words, n - 1),
@@ -482,31 +457,22 @@ pub fn build_table<S: AsRef<str>>(
             });
         }
         depth = shared;
-        let OpenNodes {
-            ids,
-            counts,
-            touched,
-            counted,
-        } = &mut open;
-        let lengths = counted[document].0[1..=shared]
-            .iter_mut()
-            .zip(&ids[1..])
-            .zip(&mut counts[1..])
-            .zip(&mut touched[1..]);
-        for (((counted_by, &id), count), touched) in lengths {
-            let (by, at) = counted_by;
-            if *by != id + 1 {
-                *by = id + 1;
-                *at = touched.len() as u32;
-                count[source] += 1;
-                touched.push(Touched {
-                    document: document as u32,
-                    first: offset,
-                });
-            } else {
-                let earlier = &mut touched[*at as usize].first;
-                *earlier = (*earlier).min(offset);
-            }
+        // (Length 0 collects what no node reads.)
+        open.occurrences[shared][source] += 1;
+        let common = open.shared_with(shared, previous[document]);
+        open.repeats[common][source] += 1;
+        previous[document] = sorted_index;
+        if ((position - text.starts[document]) as usize) < undiscounted {
+            let common = open.shared_with(shared, previous_visited[document]);
+            previous_visited[document] = sorted_index;
+            visits.push(Visit {
+                document: document as u32,
+                deepest: open.ids[shared],
+                common_id: open.ids[common],
+                shared: shared as u8,
+                common: common as u8,
+                chain: (available - shared) as u8,
+            });
         }
         if shared < available {
             // This position's n-gram of length shared + 1 occurs nowhere else: a chain head,
@@ -517,22 +483,41 @@ pub fn build_table<S: AsRef<str>>(
                 c: text.character(&words, shared),
                 value: CHAIN | (source as u64) << 32 | position as u64,
             });
-            for n in head..=available {
-                additions.add(document, offset as usize + n, 1);
-            }
         }
         (words, next_words) = (next_words, after_next_words);
         shared_before = shared_after;
     }
     while depth > 0 {
-        close(&mut open, &mut levels, &mut additions, &text, depth);
+        close(&mut open, &mut levels, depth);
         depth -= 1;
     }
+    let sums = document_sums(&levels, &visits, &text.sources);
+    drop(visits);
     levels.remove(0);
-    let table = NgramTable::freeze(levels, text.characters, num_sources)?;
+    let Text {
+        characters,
+        sources: document_sources,
+        starts,
+        ..
+    } = text;
+    let table = NgramTable::freeze(levels, characters, num_sources)?;
+    let additions = walk_additions(&table, &starts, &document_sources, sums, record_limit);
+    // Split by source (documents are numbered source after source).
+    let mut rest = additions.as_slice();
+    let by_source = sources
+        .iter()
+        .map(|answers| {
+            let (own, others) = rest.split_at(answers.len() * row_length(record_limit));
+            rest = others;
+            own.to_vec()
+        })
+        .collect();
     Ok((
         table,
-        additions.by_source(sources.iter().map(|answers| answers.len())),
+        WalkAdditions {
+            limit: record_limit,
+            by_source,
+        },
     ))
 }
 
@@ -546,36 +531,121 @@ fn parent_id(open: &OpenNodes, n: usize) -> u32 {
     }
 }
 
-/// Closes the open n-gram of length n: its frequencies, and what the walk of each of its
-/// documents adds where the n-gram first ends there.
-fn close(
-    open: &mut OpenNodes,
-    levels: &mut [Vec<BuildNode>],
-    additions: &mut AllAdditions,
-    text: &Text,
-    n: usize,
-) {
-    let counts = std::mem::take(&mut open.counts[n]);
-    levels[n][open.ids[n] as usize].value = counts
-        .iter()
-        .enumerate()
-        .fold(0u64, |value, (lane, &count)| {
-            value | (count as u64) << (LANE_BITS * lane as u32)
-        });
-    let touched = &mut open.touched[n];
-    for (i, touched_document) in touched.iter().enumerate() {
-        if let Some(ahead) = touched.get(i + PREFETCH_DISTANCE) {
-            // Most n-grams first end within FLAT characters: column 0 of the row.
-            additions.prefetch_row(ahead.document as usize);
-        }
-        let document = touched_document.document as usize;
-        additions.add(
-            document,
-            touched_document.first as usize + n,
-            counts[text.sources[document] as usize] as u32,
-        );
+/// Closes the open n-gram of length n: its document frequencies, and its counts passed on to
+/// the n-gram one character shorter.
+fn close(open: &mut OpenNodes, levels: &mut [Vec<BuildNode>], n: usize) {
+    let occurrences = std::mem::take(&mut open.occurrences[n]);
+    let repeats = std::mem::take(&mut open.repeats[n]);
+    let mut value = 0u64;
+    for lane in 0..MAX_SOURCES {
+        // At most u16::MAX documents per source: the lanes do not overflow.
+        value |= ((occurrences[lane] - repeats[lane]) as u64) << (LANE_BITS * lane as u32);
+        open.occurrences[n - 1][lane] += occurrences[lane];
+        open.repeats[n - 1][lane] += repeats[lane];
     }
-    touched.clear();
+    levels[n][open.ids[n] as usize].value = value;
+}
+
+/// Per document: the sum of the frequencies (in its source) of its distinct n-grams that
+/// start within its first FLAT (or `limit`) characters, from the `visits` (see `Visit`).
+fn document_sums(levels: &[Vec<BuildNode>], visits: &[Visit], sources: &[u8]) -> Vec<u64> {
+    // path_sums[n][id]: the frequencies of the node and its ancestors, in lanes (at most
+    // MAX_N frequencies of u16::MAX each per lane: no carries); unused for chain heads.
+    let mut path_sums: Vec<Vec<u64>> = vec![Vec::new()];
+    for n in 1..levels.len() {
+        let shorter = &path_sums[n - 1];
+        let sums = levels[n]
+            .iter()
+            .map(|node| match (node.value & CHAIN, node.parent) {
+                (0, 0) => node.value,
+                (0, parent) => node.value + shorter[parent as usize - 1],
+                _ => 0,
+            })
+            .collect();
+        path_sums.push(sums);
+    }
+    let path_sum = |length: u8, id: u32, lane: u8| -> u64 {
+        match length {
+            0 => 0,
+            _ => {
+                let lanes = path_sums[length as usize][id as usize];
+                (lanes >> (LANE_BITS * lane as u32)) & LANE_MASK
+            }
+        }
+    };
+    let mut sums = vec![0u64; sources.len()];
+    for visit in visits {
+        let lane = sources[visit.document as usize];
+        sums[visit.document as usize] += path_sum(visit.shared, visit.deepest, lane)
+            + visit.chain as u64
+            - path_sum(visit.common, visit.common_id, lane);
+    }
+    sums
+}
+
+/// The walk additions of every document, a row of `row_length(limit)` each: column 0 from `sums` (see `document_sums`), less the n-grams that start
+/// before min(FLAT, limit) but first end after it; the other columns from the n-grams that
+/// first end past FLAT, looked up in the table. (Only the documents longer than
+/// min(FLAT, limit) have such n-grams, and only their next few dozen ends are looked at.)
+fn walk_additions(
+    table: &NgramTable,
+    starts: &[u32],
+    sources: &[u8],
+    mut sums: Vec<u64>,
+    limit: usize,
+) -> Vec<u64> {
+    let undiscounted = FLAT.min(limit);
+    let row = row_length(limit);
+    let text = table.text();
+    let ends = starts.iter().skip(1).map(|&start| start as usize);
+    let ends = ends.chain([text.len()]);
+    let mut rows = vec![0u64; sources.len() * row];
+    for (document, (&start, end)) in starts.iter().zip(ends).enumerate() {
+        // Each document is followed by MAX_N SEPARATORs.
+        let characters = &text[start as usize..end - MAX_N];
+        let document_row = &mut rows[document * row..(document + 1) * row];
+        if characters.len() > undiscounted {
+            let chars: Vec<char> = characters
+                .iter()
+                .map(|&c| char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER))
+                .collect();
+            let lane = sources[document] as usize;
+            // Ends past `undiscounted` of n-grams starting before it, or of recorded columns.
+            let last_end = chars.len().min(limit.max(undiscounted + MAX_N - 1));
+            for end in undiscounted + 1..=last_end {
+                for n in repeated_length(&chars, end) + 1..=end.min(MAX_N) {
+                    let frequency = table
+                        .find(&chars[end - n..end])
+                        .map_or(0, |node| node.frequencies()[lane] as u64);
+                    if end - n < undiscounted {
+                        sums[document] -= frequency;
+                    }
+                    if end > FLAT && end <= limit {
+                        document_row[end - FLAT] += frequency;
+                    }
+                }
+            }
+        }
+        document_row[0] = sums[document];
+    }
+    rows
+}
+
+/// The length of the longest n-gram (at most MAX_N) that ends at `end` (a prefix length) of
+/// `chars` and also ends earlier: the n-grams ending there up to that length are not new.
+fn repeated_length(chars: &[char], end: usize) -> usize {
+    let ending = chars[..end].iter().rev();
+    (1..end)
+        .map(|earlier| {
+            let before = chars[..earlier].iter().rev();
+            before
+                .zip(ending.clone())
+                .take(MAX_N)
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -741,12 +811,12 @@ mod tests {
             for (index, answer) in answers.iter().enumerate() {
                 let chars = chars(answer);
                 let mut seen = HashSet::new();
-                let mut row = vec![0u32; additions.row_length()];
+                let mut row = vec![0u64; additions.row_length()];
                 for end in 1..=chars.len().min(limit) {
                     for n in 1..=end.min(MAX_N) {
                         let gram = &chars[end - n..end];
                         if seen.insert(gram.to_vec()) {
-                            row[end.saturating_sub(FLAT)] += expected[gram][source] as u32;
+                            row[end.saturating_sub(FLAT)] += expected[gram][source] as u64;
                         }
                     }
                 }

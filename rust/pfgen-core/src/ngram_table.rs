@@ -115,6 +115,11 @@ impl NgramTable {
         self.num_nodes
     }
 
+    /// The reference answers, one after another, each followed by SEPARATOR.
+    pub(crate) fn text(&self) -> &[u32] {
+        &self.text
+    }
+
     /// Bytes held by the table and its text.
     pub fn memory_bytes(&self) -> usize {
         self.slots.len() * std::mem::size_of::<Slot>() + self.text.len() * 4

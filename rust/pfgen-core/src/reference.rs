@@ -234,16 +234,16 @@ impl ReferenceTables {
 
 /// The baseline of a source (spec §2): the mean, in file order, of its answers' fluency with
 /// baseline 1.0, from what each answer's walk adds (up to FLAT in one sum, then per length).
-fn baseline(walk_additions: &[u32], additions: &WalkAdditions) -> f64 {
+fn baseline(walk_additions: &[u64], additions: &WalkAdditions) -> f64 {
     let mut sum = 0.0;
     let documents = walk_additions.chunks(additions.row_length());
     let num_documents = documents.len();
     for document_added in documents {
         // Undiscounted up to FLAT, the value only grows: its best there is its total.
-        let mut total = document_added[0] as u64;
+        let mut total = document_added[0];
         let mut best = total as f64;
         for (offset, &added) in document_added.iter().enumerate().skip(1) {
-            total += added as u64;
+            total += added;
             let value = total as f64 * length_discount(FLAT + offset);
             if value > best {
                 best = value;
