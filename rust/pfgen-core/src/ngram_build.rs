@@ -786,8 +786,21 @@ mod tests {
     #[test]
     fn frequencies_and_additions_match_the_definition() {
         let sources: Vec<Vec<String>> = (0..3).map(|s| random_answers(60, s + 7)).collect();
+        check_against_definition(&sources, 20);
+    }
+
+    #[test]
+    fn additions_past_flat_match_the_definition() {
+        // Answers of up to 160 characters: n-grams that start before FLAT and first end after
+        // it, recorded columns (up to FLAT + 30), and ends past the limit.
+        let sources: Vec<Vec<String>> = (0..2)
+            .map(|s| crate::test_texts::random_texts("あいうえお漢字ab", 40, 160, s + 3))
+            .collect();
+        check_against_definition(&sources, FLAT + 30);
+    }
+
+    fn check_against_definition(sources: &[Vec<String>], limit: usize) {
         let views: Vec<&[String]> = sources.iter().map(Vec::as_slice).collect();
-        let limit = 20;
         let (table, additions) = build_table(&views, limit).unwrap();
         // Document frequencies of every n-gram, directly.
         let mut expected: HashMap<Vec<char>, [u16; MAX_SOURCES]> = HashMap::new();
