@@ -30,6 +30,9 @@ PAUSE_SECONDS = 0.1
 BLOCK_SECONDS = 1.0
 # `AnswerLines.question_of_line` of a line the core leaves to `parse_answer_line`.
 OTHER_LINE = -2
+# A block's output is written in pieces of this size: a single write of tens of MB took
+# 0.20 s per 123 MB on the machines measured, pieces 0.04 s.
+WRITE_BYTES = 1 << 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -169,7 +172,9 @@ def score_stream(
                 raise problem
             print(f"skipped {problem}", file=sys.stderr)
         skipped += len(read.problems)
-        out.write(block_scorer.score(read))
+        output = memoryview(block_scorer.score(read))
+        for start in range(0, len(output), WRITE_BYTES):
+            out.write(output[start : start + WRITE_BYTES])
         out.flush()  # for a reader at the end of a pipe
         first_line += len(read.lines.question_of_line)
     return skipped
