@@ -416,7 +416,9 @@ pub fn build_table<S: AsRef<str>>(
     // position before `undiscounted` (NO_POSITION: none yet).
     let mut previous = vec![NO_POSITION; text.starts.len()];
     let mut previous_visited = vec![NO_POSITION; text.starts.len()];
-    let mut visits: Vec<Visit> = Vec::new();
+    // At most one per position; only the pages written count (growing by doubling would
+    // hold both copies at once).
+    let mut visits: Vec<Visit> = Vec::with_capacity(sorted.len());
     let mut depth = 0; // lengths 1..=depth are open
                        // The ranks of sorted position i + k (zeros past the end): read a position ahead of their
                        // use, as the positions are scattered over the text and each read misses the caches.
