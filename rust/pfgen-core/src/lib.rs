@@ -84,8 +84,7 @@ impl QuestionScorer {
         let mut average = vec![0.0; n];
         // Empty vectors: no allocation unless results are asked for.
         let mut results: Vec<HelpfulnessResults> = (0..n).map(|_| Vec::new()).collect();
-        let score_chunk = |first: usize, out: ChunkOut<'_, 's>| {
-            let mut scratch = Scratch::default();
+        let score_chunk = |scratch: &mut Scratch, first: usize, out: ChunkOut<'_, 's>| {
             let count = out.helpfulness.len();
             for group_start in (0..count).step_by(GROUP) {
                 let group = group_start..(group_start + GROUP).min(count);
@@ -96,7 +95,7 @@ impl QuestionScorer {
                 let rows = group.start * k..group.end * k;
                 self.references.score_group(
                     &group_answers,
-                    &mut scratch,
+                    scratch,
                     &mut out.fluency[rows.clone()],
                     &mut out.truthfulness[rows],
                 );
@@ -129,7 +128,7 @@ impl QuestionScorer {
                 average: &mut average,
                 results: &mut results,
             };
-            score_chunk(0, out);
+            score_chunk(&mut Scratch::default(), 0, out);
         } else {
             fluency
                 .par_chunks_mut(CHUNK_ANSWERS * k)
@@ -138,8 +137,9 @@ impl QuestionScorer {
                 .zip(average.par_chunks_mut(CHUNK_ANSWERS))
                 .zip(results.par_chunks_mut(CHUNK_ANSWERS))
                 .enumerate()
-                .for_each(
-                    |(index, ((((fluency, truthfulness), helpfulness), average), results))| {
+                .for_each_init(
+                    Scratch::default,
+                    |scratch, (index, ((((fluency, truthfulness), helpfulness), average), results))| {
                         let out = ChunkOut {
                             fluency,
                             truthfulness,
@@ -147,7 +147,7 @@ impl QuestionScorer {
                             average,
                             results,
                         };
-                        score_chunk(index * CHUNK_ANSWERS, out)
+                        score_chunk(scratch, index * CHUNK_ANSWERS, out)
                     },
                 );
         }
