@@ -6,13 +6,13 @@ Prints, for the same answers in the same run (published trial answers of 80-120 
 repeated to 200,000 lines): the table build time of all 50 questions on one core (and their
 reading from the table cache), the scoring throughput on one core through
 `QuestionScorer.score_arrays` (also with each distinct answer once, and the time of a call
-with one answer) and through `python -m
-pfgen_fast score` (its tables built, then read from the table cache that a run before those
-timed filled), the resident memory of all 50 questions' tables, the reference scorer's
-figures and the ratios. pfgen_fast is measured in fresh subprocesses pinned to one CPU with
-`RAYON_NUM_THREADS=1`; each of its times is the best of ROUNDS runs (a shared machine's
-neighbours slow single runs by up to a fifth). Needs the pfgen-bench checkout
-(`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the project).
+with one answer) and through `python -m pfgen_fast score` (its tables built, then read from
+the table cache that a run before those timed filled), the resident memory of all 50
+questions' tables, the reference scorer's figures and the ratios. pfgen_fast is measured in
+fresh subprocesses pinned to one CPU with `RAYON_NUM_THREADS=1`; each of its times is the
+best of ROUNDS runs (a shared machine's neighbours slow single runs by up to a fifth). Needs
+the pfgen-bench checkout (`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the
+project).
 """
 
 from __future__ import annotations

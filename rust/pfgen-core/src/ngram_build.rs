@@ -585,10 +585,11 @@ fn document_sums(levels: &[Vec<BuildNode>], visits: &[Visit], sources: &[u8]) ->
     sums
 }
 
-/// The walk additions of every document, a row of `row_length(limit)` each: column 0 from `sums` (see `document_sums`), less the n-grams that start
-/// before min(FLAT, limit) but first end after it; the other columns from the n-grams that
-/// first end past FLAT, looked up in the table. (Only the documents longer than
-/// min(FLAT, limit) have such n-grams, and only their next few dozen ends are looked at.)
+/// The walk additions of every document, a row of `row_length(limit)` each: column 0 from
+/// `sums` (see `document_sums`), less the n-grams that start before min(FLAT, limit) but first
+/// end after it; the other columns from the n-grams that first end past FLAT, looked up in
+/// the table. (Only the documents longer than min(FLAT, limit) have such n-grams, and only
+/// their next few dozen ends are looked at.)
 fn walk_additions(
     table: &NgramTable,
     starts: &[u32],
