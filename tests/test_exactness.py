@@ -305,6 +305,43 @@ def test_synthetic_question_regex_paths(synthetic: Pair) -> None:
     synthetic.assert_same(answers)
 
 
+# Few characters, so that n-grams repeat within and across reference answers.
+RANDOM_REFERENCE_ALPHABET = [*"あいうえお。、ab"]
+
+
+# Reference answers: short random texts, and random texts repeated to a special length
+# (99-102 and 149-152 among them: where the discount starts, and where Fluency stops).
+RANDOM_REFERENCES = st.lists(
+    strings(RANDOM_REFERENCE_ALPHABET, 1, 30)
+    | sized(strings(RANDOM_REFERENCE_ALPHABET, 1, 40), RANDOM_REFERENCE_ALPHABET),
+    min_size=1,
+    max_size=12,
+).filter(any)  # a source needs a non-empty answer (else its baseline is 0)
+
+
+@EXACTNESS
+@given(
+    st.lists(RANDOM_REFERENCES, min_size=1, max_size=3),
+    st.lists(strings(RANDOM_REFERENCE_ALPHABET, max_size=170), max_size=3),
+)
+def test_random_reference_answers(sources: list[list[str]], answers: list[str]) -> None:
+    # Tables and baselines (spec §2) of reference answers drawn at random, many past the
+    # 100 characters where the length discount starts, then answers scored against them.
+    question = Question(
+        question_id="Q98",
+        question="random references",
+        category="",
+        note="",
+        keywords=[],
+        answers=dict(zip("PST", sources, strict=False)),
+        path=Path("random/Q98.json"),
+    )
+    core = QuestionScorer(question)
+    reference = ReferenceScorer.build(question)
+    assert core.baselines == {key: table.baseline for key, table in reference.tables.items()}
+    Pair(core, reference).assert_same(answers)
+
+
 def test_empty_batch(pairs: dict[str, Pair]) -> None:
     core = pairs["Q13"].core
     assert core.score([]) == []
