@@ -128,7 +128,7 @@ impl QuestionScorer {
                 average: &mut average,
                 results: &mut results,
             };
-            score_chunk(&mut Scratch::default(), 0, out);
+            score_chunk(&mut Scratch::for_answers(n), 0, out);
         } else {
             fluency
                 .par_chunks_mut(CHUNK_ANSWERS * k)

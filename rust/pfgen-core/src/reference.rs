@@ -88,8 +88,16 @@ pub struct Scratch {
 
 impl Default for Scratch {
     fn default() -> Self {
+        Scratch::for_answers(GROUP)
+    }
+}
+
+impl Scratch {
+    /// Room for groups of up to `answers` answers (at most GROUP): a call scoring one answer
+    /// sets up one walk, not GROUP (each holds a few kilobytes to clear).
+    pub fn for_answers(answers: usize) -> Self {
         Scratch {
-            walks: (0..GROUP).map(|_| Walk::new()).collect(),
+            walks: (0..answers.clamp(1, GROUP)).map(|_| Walk::new()).collect(),
             kept: Vec::with_capacity(TRUTH_CUT),
         }
     }
@@ -192,8 +200,12 @@ impl ReferenceTables {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        assert!(answers.len() <= GROUP, "at most {GROUP} answers at a time");
         let Scratch { walks, kept } = scratch;
+        assert!(
+            answers.len() <= walks.len(),
+            "at most {} answers at a time (GROUP, or fewer as the scratch space was made)",
+            walks.len()
+        );
         let k = self.num_sources();
         let mut cut: [&[char]; GROUP] = [&[]; GROUP];
         for (kept_part, answer) in cut.iter_mut().zip(answers) {
