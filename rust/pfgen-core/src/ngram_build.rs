@@ -496,14 +496,14 @@ pub fn build_table<S: AsRef<str>>(
     let sums = document_sums(&levels, &visits, &text.sources);
     drop(visits);
     levels.remove(0);
+    let documents: Vec<std::ops::Range<usize>> = text.answer_ranges().collect();
     let Text {
         characters,
         sources: document_sources,
-        starts,
         ..
     } = text;
     let table = NgramTable::freeze(levels, characters, num_sources)?;
-    let additions = walk_additions(&table, &starts, &document_sources, sums, record_limit);
+    let additions = walk_additions(&table, &documents, &document_sources, sums, record_limit);
     // Split by source (documents are numbered source after source).
     let mut rest = additions.as_slice();
     let by_source = sources
@@ -585,27 +585,24 @@ fn document_sums(levels: &[Vec<BuildNode>], visits: &[Visit], sources: &[u8]) ->
     sums
 }
 
-/// The walk additions of every document, a row of `row_length(limit)` each: column 0 from
+/// The walk additions of every document (`documents`: where each is in the table's text, see
+/// `Text::answer_ranges`), a row of `row_length(limit)` each: column 0 from
 /// `sums` (see `document_sums`), less the n-grams that start before min(FLAT, limit) but first
 /// end after it; the other columns from the n-grams that first end past FLAT, looked up in
 /// the table. (Only the documents longer than min(FLAT, limit) have such n-grams, and only
 /// their next few dozen ends are looked at.)
 fn walk_additions(
     table: &NgramTable,
-    starts: &[u32],
+    documents: &[std::ops::Range<usize>],
     sources: &[u8],
     mut sums: Vec<u64>,
     limit: usize,
 ) -> Vec<u64> {
     let undiscounted = FLAT.min(limit);
     let row = row_length(limit);
-    let text = table.text();
-    let ends = starts.iter().skip(1).map(|&start| start as usize);
-    let ends = ends.chain([text.len()]);
     let mut rows = vec![0u64; sources.len() * row];
-    for (document, (&start, end)) in starts.iter().zip(ends).enumerate() {
-        // Each document is followed by MAX_N SEPARATORs.
-        let characters = &text[start as usize..end - MAX_N];
+    for (document, positions) in documents.iter().enumerate() {
+        let characters = &table.text()[positions.clone()];
         let document_row = &mut rows[document * row..(document + 1) * row];
         if characters.len() > undiscounted {
             let chars: Vec<char> = characters
