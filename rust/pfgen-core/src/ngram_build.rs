@@ -586,11 +586,11 @@ fn document_sums(levels: &[Vec<BuildNode>], visits: &[Visit], sources: &[u8]) ->
 }
 
 /// The walk additions of every document (`documents`: where each is in the table's text, see
-/// `Text::answer_ranges`), a row of `row_length(limit)` each: column 0 from
-/// `sums` (see `document_sums`), less the n-grams that start before min(FLAT, limit) but first
-/// end after it; the other columns from the n-grams that first end past FLAT, looked up in
-/// the table. (Only the documents longer than min(FLAT, limit) have such n-grams, and only
-/// their next few dozen ends are looked at.)
+/// `Text::answer_ranges`), a row of `row_length(limit)` each: column 0 from `sums` (see
+/// `document_sums`), less the n-grams that start before min(FLAT, limit) but first end after
+/// it; the other columns from the n-grams that first end past FLAT, looked up in the table.
+/// (Only the documents longer than min(FLAT, limit) have such n-grams, and only their next
+/// few dozen ends are looked at.)
 fn walk_additions(
     table: &NgramTable,
     documents: &[std::ops::Range<usize>],
