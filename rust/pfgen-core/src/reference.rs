@@ -472,7 +472,10 @@ impl Walk {
         if let Some(node) = head.and_then(|gram| table.find(&gram)) {
             mark(&mut self.max_frequency, 0, &node.frequencies());
         }
-        if with_end && chars.len() >= 2 {
+        // The last two characters + "$" can be in the table only if "$" is, which is seldom:
+        // its 1-gram (a slot every answer reads) is looked up first, not the last two
+        // characters' 2-gram (often out of the caches).
+        if with_end && chars.len() >= 2 && table.child(ROOT, 0, '$').is_some() {
             let gram = [chars[chars.len() - 2], chars[chars.len() - 1], '$'];
             if let Some(node) = table.find(&gram) {
                 mark(&mut self.max_frequency, t_len - 3, &node.frequencies());
@@ -727,8 +730,10 @@ mod tests {
     fn markers_take_part_only_in_truthfulness_grams_of_their_own() {
         // "^ab" and "ab$" are not in the table: no 3-gram covers anything.
         assert_eq!(scores(&tables(&["ab"]), "ab"), (1.0, 0.0));
-        // A literal ^ in the references is an ordinary character for the tables.
+        // A literal ^ or $ in the references is an ordinary character for the tables.
         assert_eq!(scores(&tables(&["^ab"]), "ab").1, 1.0);
+        assert_eq!(scores(&tables(&["ab$"]), "ab").1, 1.0);
+        assert_eq!(scores(&tables(&["xab$"]), "xab").1, 1.0);
     }
 
     #[test]
