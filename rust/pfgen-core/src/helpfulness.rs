@@ -3,6 +3,8 @@
 //! Leaves are literal strings, searched here, or regular expressions, whose match ends the
 //! caller supplies (so that Python's `re` semantics stay the reference).
 
+use crate::ngram_build::FLAT;
+
 /// The value of a leaf whose pattern is absent.
 pub const NOT_FOUND: u32 = 9999;
 const HELPFULNESS_CUT: usize = 200;
@@ -171,7 +173,7 @@ fn first_character_hits(chunk: &[char], first: char) -> u32 {
 
 /// `1 - max(i - 100, 0) / 50`.
 const fn length_discount(i: usize) -> f64 {
-    1.0 - (i.saturating_sub(100)) as f64 / 50.0
+    1.0 - (i.saturating_sub(FLAT)) as f64 / 50.0
 }
 
 /// The starting scores, `length_discount(i)` for i = 0..=HELPFULNESS_USEFUL (copied per
@@ -196,13 +198,24 @@ pub fn helpfulness<'a>(
 ) -> Helpfulness<'a> {
     let chars = &answer[..answer.len().min(HELPFULNESS_CUT)];
     let last = chars.len().min(HELPFULNESS_USEFUL);
+    // The score at index i is discount(i) times the factors of the rules unsatisfied at i, in
+    // rule order. With every factor in [0, 1] (importance in [0, 1], as in the published
+    // rules), the scores never fall from i to i + 1 <= 100: the discount stays 1.0 and the
+    // rules unsatisfied at i + 1 are some of those at i (leaving out a factor <= 1 never
+    // lowers a rounded product). The largest index among the maximal scores is then at
+    // min(100, last) or later, and the scores before it are not computed.
+    let first = if rules.iter().all(|rule| (0.0..=1.0).contains(&rule.factor)) {
+        last.min(FLAT)
+    } else {
+        0
+    };
     let mut discounts = DISCOUNTS;
-    let scores = &mut discounts[..=last];
+    let scores = &mut discounts[first..=last];
     // Each rule's (value, name), kept for the results.
     let mut values: Vec<(u32, &str)> = Vec::new();
     for rule in rules {
         let (value, name) = rule.rule.evaluate(chars, external);
-        let unsatisfied = (value as usize).min(scores.len());
+        let unsatisfied = (value as usize).clamp(first, last + 1) - first;
         for score in &mut scores[..unsatisfied] {
             *score *= rule.factor;
         }
@@ -211,13 +224,14 @@ pub fn helpfulness<'a>(
         }
     }
     // The largest index among the maximal scores.
-    let mut chosen = 0;
+    let mut best = 0;
     for (i, &score) in scores.iter().enumerate() {
-        if score >= scores[chosen] {
-            chosen = i;
+        if score >= scores[best] {
+            best = i;
         }
     }
-    let value = scores[chosen];
+    let value = scores[best];
+    let chosen = first + best;
     if !with_results {
         return Helpfulness {
             value,
@@ -230,9 +244,9 @@ pub fn helpfulness<'a>(
         .filter(|(_, &(v, _))| v as usize > chosen)
         .map(|(rule, &(_, name))| (HelpfulnessName::Rule(name), rule.factor))
         .collect();
-    if chosen > 100 && value > 0.0 {
+    if chosen > FLAT && value > 0.0 {
         results.push((
-            HelpfulnessName::OverLength(chosen - 100),
+            HelpfulnessName::OverLength(chosen - FLAT),
             length_discount(chosen),
         ));
     }
@@ -351,6 +365,57 @@ mod tests {
             name: None,
         };
         assert_eq!(absent.evaluate(&text, &[]), (NOT_FOUND, "x"));
+    }
+
+    #[test]
+    fn the_chosen_prefix_is_the_last_of_the_best_among_all_prefixes() {
+        // Rules whose values the caller gives (External leaves), against every prefix's score
+        // computed as the spec does: factors in [0, 1], where the prefixes before 100 are
+        // skipped, and outside it, where they are not.
+        let factors = [0.0, 0.25, 0.5, 0.7, 1.0, -0.5, 1.5];
+        let values = [0, 1, 50, 99, 100, 101, 120, 150, 151, 199, 200, NOT_FOUND];
+        let mut state = 1u64;
+        let mut next = |bound: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % bound
+        };
+        for _ in 0..3000 {
+            let num_rules = 1 + next(4);
+            let all_in_unit = next(2) == 0;
+            let rules: Vec<WeightedRule> = (0..num_rules)
+                .map(|i| WeightedRule {
+                    rule: Rule::Leaf {
+                        pattern: Pattern::External(i),
+                        name: i.to_string(),
+                    },
+                    factor: factors[next(if all_in_unit { 5 } else { factors.len() })],
+                })
+                .collect();
+            let external: Vec<u32> = (0..num_rules).map(|_| values[next(values.len())]).collect();
+            let answer = vec!['a'; next(210)];
+            let last = answer.len().min(HELPFULNESS_USEFUL);
+            let scores: Vec<f64> = (0..=last)
+                .map(|i| {
+                    let unsatisfied = rules.iter().zip(&external).filter(|(_, &v)| v as usize > i);
+                    unsatisfied.fold(length_discount(i), |score, (rule, _)| score * rule.factor)
+                })
+                .collect();
+            let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let chosen = scores.iter().rposition(|&score| score == best).unwrap();
+            let result = helpfulness(&rules, &answer, &external, true);
+            assert_eq!(result.value.to_bits(), scores[chosen].to_bits());
+            let mut expected: Vec<String> = (0..num_rules)
+                .filter(|&i| external[i] as usize > chosen)
+                .map(|i| i.to_string())
+                .collect();
+            if chosen > FLAT && best > 0.0 {
+                expected.push(format!("{}字超過", chosen - FLAT));
+            }
+            let names: Vec<String> = result.results.iter().map(|(n, _)| n.to_string()).collect();
+            assert_eq!(names, expected, "{external:?} {}", answer.len());
+        }
     }
 
     #[test]

@@ -26,7 +26,8 @@ use crate::prefetch::prefetch;
 /// the loads of that many steps to overlap.
 pub(crate) const PREFETCH_DISTANCE: usize = 16;
 
-/// Fluency has no length discount up to this length, so there its total only grows.
+/// The scores have no length discount up to this length (spec §3-§5): there Fluency's total
+/// only grows.
 pub const FLAT: usize = 100;
 
 /// What the Fluency walk of each document adds, for the baselines (spec §2): per source, per
