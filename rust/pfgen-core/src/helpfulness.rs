@@ -107,29 +107,39 @@ fn literal_match_end(text: &[char], needle: &[char]) -> u32 {
         return NOT_FOUND;
     };
     // The starts holding the first character, HIT_LANES at a time (most keywords are absent
-    // from most chunks); the rest is compared only there.
+    // from most chunks); the rest is compared only there (in place: keywords are short, a
+    // call to memcmp would cost more).
     let match_in = |offset: usize, mut hits: u32| {
         while hits != 0 {
             let start = offset + hits.trailing_zeros() as usize;
-            if text[start + 1..start + needle.len()] == *rest {
+            if rest.iter().zip(&text[start + 1..]).all(|(a, b)| a == b) {
                 return Some((start + needle.len()) as u32);
             }
             hits &= hits - 1;
         }
         None
     };
-    let mut chunks = text[..num_starts].chunks_exact(HIT_LANES);
-    for (index, chunk) in chunks.by_ref().enumerate() {
-        if let Some(end) = match_in(index * HIT_LANES, first_character_hits(chunk, first)) {
+    let mut offset = 0;
+    while offset + HIT_LANES <= num_starts {
+        let chunk = &text[offset..offset + HIT_LANES];
+        if let Some(end) = match_in(offset, first_character_hits(chunk, first)) {
             return end;
         }
+        offset += HIT_LANES;
     }
-    let remainder = chunks.remainder();
-    let hits = remainder
-        .iter()
-        .enumerate()
-        .fold(0, |hits, (i, &c)| hits | u32::from(c == first) << i);
-    match_in(num_starts - remainder.len(), hits).unwrap_or(NOT_FOUND)
+    if offset == num_starts {
+        return NOT_FOUND;
+    }
+    // The last starts: the chunk ending at the last start, less the starts already searched,
+    // or one by one when the text is shorter than a chunk.
+    let hits = match num_starts.checked_sub(HIT_LANES) {
+        Some(from) => first_character_hits(&text[from..num_starts], first) >> (offset - from),
+        None => text[..num_starts]
+            .iter()
+            .enumerate()
+            .fold(0, |hits, (i, &c)| hits | u32::from(c == first) << i),
+    };
+    match_in(offset, hits).unwrap_or(NOT_FOUND)
 }
 
 /// Characters compared with a keyword's first character at once.
