@@ -21,7 +21,7 @@ pub mod trigram_counts;
 use rayon::prelude::*;
 
 use helpfulness::{helpfulness, HelpfulnessName, WeightedRule};
-use reference::{ReferenceError, ReferenceTables, Scratch, Source, GROUP};
+use reference::{ReferenceError, ReferenceTables, Scratch, Source};
 use rounding::py_round;
 
 /// Batches smaller than this are scored on the calling thread.
@@ -85,39 +85,21 @@ impl QuestionScorer {
         // Empty vectors: no allocation unless results are asked for.
         let mut results: Vec<HelpfulnessResults> = (0..n).map(|_| Vec::new()).collect();
         let score_chunk = |scratch: &mut Scratch, first: usize, out: ChunkOut<'_, 's>| {
-            let count = out.helpfulness.len();
-            for group_start in (0..count).step_by(GROUP) {
-                let group = group_start..(group_start + GROUP).min(count);
-                let group_answers: Vec<&[char]> = group
-                    .clone()
-                    .map(|offset| answers[first + offset].as_ref())
-                    .collect();
-                let rows = group.start * k..group.end * k;
-                self.references.score_group(
-                    &group_answers,
-                    scratch,
-                    &mut out.fluency[rows.clone()],
-                    &mut out.truthfulness[rows],
-                );
-                for offset in group {
-                    let i = first + offset;
-                    let answer = answers[i].as_ref();
-                    let fluency = &mut out.fluency[offset * k..(offset + 1) * k];
-                    let truthfulness = &mut out.truthfulness[offset * k..(offset + 1) * k];
-                    let external_row = external
-                        .get(i * self.num_external..(i + 1) * self.num_external)
-                        .unwrap_or(&[]);
-                    let (help, average, results) = self.finish_record(
-                        answer,
-                        external_row,
-                        fluency,
-                        truthfulness,
-                        with_results,
-                    );
-                    out.helpfulness[offset] = help;
-                    out.average[offset] = average;
-                    out.results[offset] = results;
-                }
+            for offset in 0..out.helpfulness.len() {
+                let i = first + offset;
+                let answer = answers[i].as_ref();
+                let fluency = &mut out.fluency[offset * k..(offset + 1) * k];
+                let truthfulness = &mut out.truthfulness[offset * k..(offset + 1) * k];
+                self.references
+                    .score_answer(answer, scratch, fluency, truthfulness);
+                let external_row = external
+                    .get(i * self.num_external..(i + 1) * self.num_external)
+                    .unwrap_or(&[]);
+                let (help, average, results) =
+                    self.finish_record(answer, external_row, fluency, truthfulness, with_results);
+                out.helpfulness[offset] = help;
+                out.average[offset] = average;
+                out.results[offset] = results;
             }
         };
         if n < PARALLEL_MIN_ANSWERS {
@@ -128,7 +110,7 @@ impl QuestionScorer {
                 average: &mut average,
                 results: &mut results,
             };
-            score_chunk(&mut Scratch::for_answers(n), 0, out);
+            score_chunk(&mut Scratch::default(), 0, out);
         } else {
             fluency
                 .par_chunks_mut(CHUNK_ANSWERS * k)

@@ -267,11 +267,10 @@ mod tests {
         let mut scratch = crate::reference::Scratch::default();
         let k = tables.num_sources();
         let mut all = Vec::new();
-        for group in answers.chunks(crate::reference::GROUP) {
-            let group: Vec<&[char]> = group.iter().map(Vec::as_slice).collect();
-            let mut fluency = vec![0.0; group.len() * k];
-            let mut truthfulness = vec![0.0; group.len() * k];
-            tables.score_group(&group, &mut scratch, &mut fluency, &mut truthfulness);
+        for answer in answers {
+            let mut fluency = vec![0.0; k];
+            let mut truthfulness = vec![0.0; k];
+            tables.score_answer(answer, &mut scratch, &mut fluency, &mut truthfulness);
             all.extend(fluency);
             all.extend(truthfulness);
         }
