@@ -211,9 +211,9 @@ pub fn helpfulness<'a>(
     // The score at index i is discount(i) times the factors of the rules unsatisfied at i, in
     // rule order. With every factor in [0, 1] (importance in [0, 1], as in the published
     // rules), the scores never fall from i to i + 1 <= 100: the discount stays 1.0 and the
-    // rules unsatisfied at i + 1 are some of those at i (leaving out a factor <= 1 never
-    // lowers a rounded product). The largest index among the maximal scores is then at
-    // min(100, last) or later, and the scores before it are not computed.
+    // rules unsatisfied at i + 1 are some of those at i (a product rounded at each step never
+    // drops when a factor in [0, 1] is left out). The largest index among the maximal scores
+    // is then at min(100, last) or later, and the scores before it are not computed.
     let first = if rules.iter().all(|rule| (0.0..=1.0).contains(&rule.factor)) {
         last.min(FLAT)
     } else {

@@ -181,7 +181,7 @@ impl ReferenceTables {
     /// finds the n-grams ending at one character, it prefetches the table lines of the next
     /// character's probes, which are in the caches by the next step. (Eight answers walked
     /// side by side, a character of each in turn, give the prefetches more time, but scored
-    /// 3-5% slower: the processor predicts one walk's branches better.)
+    /// 3-5% slower, likely as the processor predicts one walk's branches better.)
     pub fn score_answer(
         &self,
         chars: &[char],
