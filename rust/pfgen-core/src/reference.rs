@@ -80,15 +80,11 @@ pub struct ReferenceTables {
 /// Scratch space of one scoring thread, reused across answers.
 pub struct Scratch {
     walk: Walk,
-    kept: Vec<usize>,
 }
 
 impl Default for Scratch {
     fn default() -> Self {
-        Scratch {
-            walk: Walk::new(),
-            kept: Vec::with_capacity(TRUTH_CUT),
-        }
+        Scratch { walk: Walk::new() }
     }
 }
 
@@ -189,7 +185,7 @@ impl ReferenceTables {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        let Scratch { walk, kept } = scratch;
+        let walk = &mut scratch.walk;
         let chars = &chars[..chars.len().min(TRUTH_CUT - 1)];
         for (group, table) in self.tables.iter().enumerate() {
             let first = group * MAX_SOURCES;
@@ -205,7 +201,6 @@ impl ReferenceTables {
                 table,
                 chars,
                 &self.truth_ratios[sources.clone()],
-                kept,
                 &mut fluency[sources.clone()],
                 &mut truthfulness[sources],
             );
@@ -270,6 +265,8 @@ struct Walk {
     repeats: Repeats,
     /// Per index of t: the largest frequency of a 3-gram covering it, per source.
     max_frequency: Vec<[u16; MAX_SOURCES]>,
+    /// The indexes of t that Truthfulness keeps (see `finish`).
+    kept: Vec<usize>,
     /// nodes[index % 2][n]: node of the n-gram ending at character `index`; n = 0 is the
     /// root. The previous character's nodes are in the other row (no copying between them).
     nodes: [[Node; MAX_N + 1]; 2],
@@ -289,6 +286,7 @@ impl Walk {
         Walk {
             repeats: Repeats::new(),
             max_frequency: Vec::with_capacity(TRUTH_CUT),
+            kept: Vec::with_capacity(TRUTH_CUT),
             nodes: [[ROOT; MAX_N + 1]; 2],
             previous_depth: 0,
             homes: [[0; MAX_N]; 2],
@@ -424,7 +422,6 @@ impl Walk {
         table: &NgramTable,
         chars: &[char],
         ratios: &[Vec<f64>],
-        kept: &mut Vec<usize>,
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
@@ -453,6 +450,7 @@ impl Walk {
         // t[0] is "^" and the character after the answer "$": only the answer's characters
         // t[j] = chars[j - 1] can be kept. Each index is written and kept by moving the end
         // past it (no branch on the character, which is unpredictable).
+        let kept = &mut self.kept;
         kept.clear();
         kept.resize(t_len, 0);
         let mut num_kept = 0;
