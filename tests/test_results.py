@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pfgen_fast.common.files import write_atomically
 from pfgen_fast.results import (
     ScoredQuestion,
     build_result,
     result_json,
     sample_indices,
-    write_atomically,
 )
 from pfgen_fast.scorer import ScoreArrays
 

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pfgen_fast import QuestionScorer, ReferenceData, table_cache
+from pfgen_fast.common.errors import DataError
 from pfgen_fast.data import Question
-from pfgen_fast.errors import DataError
 from pfgen_fast.table_cache import core_build, table_file
 
 

@@ -12,8 +12,8 @@ Example::
 
 from typing import Any
 
+from pfgen_fast.common.errors import DataError, InputError, PfgenError
 from pfgen_fast.data import Question, load_questions
-from pfgen_fast.errors import DataError, InputError, PfgenError
 
 __all__ = [
     "DataError",

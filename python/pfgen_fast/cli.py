@@ -1,4 +1,6 @@
-"""`python -m pfgen_fast COMMAND ...`: one subcommand per job, each in `pfgen_fast.commands`."""
+"""`python -m pfgen_fast COMMAND ...`: pfgen-bench's commands (one module each in
+`pfgen_fast.commands`), and one command per other benchmark room (`lctg`, `mm`, `judge`), whose
+own subcommands its `cli` module declares."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import os
 import sys
 from typing import NoReturn
 
-from pfgen_fast.errors import PfgenError
+from pfgen_fast.common.errors import PfgenError
 
 # Subcommand name -> (module in pfgen_fast.commands, one-line help). Modules are imported only
 # when their command runs, so `score` does not pay for plotting or HTTP imports.
@@ -39,6 +41,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# Room command -> (its cli module, one-line help). A room's cli module has `DESCRIPTION`,
+# `add_arguments(parser)` (its subcommands) and `run(args) -> int`.
+ROOMS: dict[str, tuple[str, str]] = {
+    "lctg": ("pfgen_fast.lctg.cli", "LCTG Bench: controllability of generation (CyberAgent)"),
+    "mm": ("pfgen_fast.evalmm.cli", "llm-jp-eval-mm's scorers (Japanese vision-language tasks)"),
+    "judge": ("pfgen_fast.judge.cli", "pairwise LLM-as-a-judge with verdict probabilities"),
+}
+
+
 # Commands that read large trees of parsed JSON (trials, results, reference answers) and make
 # next to no reference cycles: Python's cyclic collector would walk those growing trees again
 # and again (a quarter of a second of an evaluation of 66 runs), so it is off while they run.
@@ -57,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(_module=f"pfgen_fast.commands.{module_name}")
+    for name, (module_name, help_text) in ROOMS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
         sub.set_defaults(_module=module_name)
     return parser
 
@@ -66,10 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     # Parse the command name first, then let its module declare its own arguments.
     known, _ = parser.parse_known_args(argv[:1] if argv and not argv[0].startswith("-") else argv)
-    module = importlib.import_module(f"pfgen_fast.commands.{known._module}")
-    sub = ArgumentParser(
-        prog=f"python -m pfgen_fast {known.command}", description=COMMANDS[known.command][1]
-    )
+    module = importlib.import_module(known._module)
+    description = getattr(module, "DESCRIPTION", None) or {**COMMANDS, **ROOMS}[known.command][1]
+    sub = ArgumentParser(prog=f"python -m pfgen_fast {known.command}", description=description)
     module.add_arguments(sub)
     args = sub.parse_args(argv[1:])
     if known.command in WITHOUT_CYCLE_COLLECTOR:

@@ -35,9 +35,9 @@ import numpy as np
 import polars as pl
 
 from pfgen_fast import _core
+from pfgen_fast.common.errors import DataError, InputError, PfgenError
+from pfgen_fast.common.files import write_atomically
 from pfgen_fast.data import Question
-from pfgen_fast.errors import DataError, InputError, PfgenError
-from pfgen_fast.results import write_atomically
 from pfgen_fast.scorer import QuestionScorer
 
 DEFAULT_STYLE_RULES = Path(__file__).parent / "reference_data" / "style_rules.json"

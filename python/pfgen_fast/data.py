@@ -12,7 +12,8 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.errors import DataError
+from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.files import cache_dir
 
 QUESTION_FILE = re.compile(r"Q\d{2}\.json")
 RULE_KINDS = ("t", "and", "or")
@@ -42,15 +43,6 @@ def default_data_dir() -> Path | None:
     if any(cached.glob("Q[0-9][0-9].json")):
         return cached
     return None
-
-
-def cache_dir() -> Path:
-    """Where `data fetch` keeps the published data: `$PFGEN_FAST_CACHE` or the XDG cache."""
-    env = os.environ.get("PFGEN_FAST_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pfgen_fast"
 
 
 def resolve_data_dir(data_dir: str | Path | None) -> Path:

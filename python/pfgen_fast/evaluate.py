@@ -23,13 +23,13 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.errors import InputError, PfgenError
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import write_atomically
 from pfgen_fast.results import (
     ScoredQuestion,
     build_result,
     result_json,
     sample_indices,
-    write_atomically,
 )
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
 from pfgen_fast.trials import read_trials, unknown_question

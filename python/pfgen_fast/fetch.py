@@ -14,8 +14,9 @@ import urllib.request
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pfgen_fast.data import QUESTION_FILE, cache_dir, metadata_hash
-from pfgen_fast.errors import DataError
+from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.files import cache_dir
+from pfgen_fast.data import QUESTION_FILE, metadata_hash
 
 MANIFEST = Path(__file__).resolve().parent / "reference_data" / "pfgen-bench-data.json"
 DOWNLOAD_TIMEOUT_SECONDS = 120

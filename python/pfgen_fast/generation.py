@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pfgen_fast.errors import PfgenError
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.files import write_atomically
 from pfgen_fast.prompts import Example, build_task, unescape_prefix
-from pfgen_fast.results import write_atomically
 
 # How often a question is asked when its answer comes back empty or fails, before the run
 # gives up.

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pfgen_fast.errors import InputError
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.report import RunResult, ordered_sources
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from pfgen_fast.errors import PfgenError
+from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.report import RunResult
 
 # How each kind of run is drawn: label, marker, colour.
@@ -78,7 +78,7 @@ def pyplot() -> Any:
 
 def save(figure: Any, out_dir: Path, name: str) -> list[Path]:
     """Writes name.png and name.svg (each through a temporary file, then renamed)."""
-    from pfgen_fast.results import write_atomically
+    from pfgen_fast.common.files import write_atomically
 
     written = []
     for extension in ("png", "svg"):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.errors import DataError, InputError
+from pfgen_fast.common.errors import DataError, InputError
 
 MODES = ("completion", "qa", "chat")
 INSTRUCTIONS = {

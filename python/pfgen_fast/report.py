@@ -22,9 +22,9 @@ import numpy as np
 import orjson
 
 from pfgen_fast import _core
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import Question
-from pfgen_fast.errors import InputError
 
 # Display names of the reference sources, in the order the pages list them.
 SOURCE_NAMES = {"P": "PFN", "T": "Titech", "S": "Stockmark", "R": "RAG"}

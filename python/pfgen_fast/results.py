@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -151,42 +146,3 @@ def result_json(result: dict[str, Any]) -> bytes:
     text = orjson.dumps(result, option=orjson.OPT_INDENT_2)
     text = SMALL_DECIMAL.sub(lambda number: repr(float(number[0])).encode(), text)
     return SHORT_EXPONENT.sub(rb"e-0\1", text)
-
-
-def _new_file_mode() -> int:
-    """The mode `open` gives a new file: 0o666 less the umask (read once: setting and
-    restoring the umask is not safe while other threads create files)."""
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-NEW_FILE_MODE = _new_file_mode()
-
-
-@contextmanager
-def replaced_atomically(path: Path) -> Iterator[Path]:
-    """A temporary file beside `path` to write, renamed into place when the block ends without
-    an error (removed otherwise): readers see the old file or the new one, never a part. The
-    file gets the mode of the one it replaces, or that of a newly created file (the temporary
-    file's own is private)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except OSError:
-        mode = NEW_FILE_MODE
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(handle, mode)
-        os.close(handle)
-        yield Path(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Writes `data` to `path` through `replaced_atomically`."""
-    with replaced_atomically(path) as temporary:
-        temporary.write_bytes(data)

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from pfgen_fast import _core
+from pfgen_fast.common.errors import DataError, InputError
 from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import Question, load_questions, metadata_hash
-from pfgen_fast.errors import DataError, InputError
 from pfgen_fast.table_cache import load_tables, save_tables, table_file
 
 # Helpfulness looks at the first 200 characters; an absent keyword has the value 9999.

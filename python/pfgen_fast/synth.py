@@ -20,9 +20,9 @@ import numpy as np
 import orjson
 import polars as pl
 
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.files import replaced_atomically
 from pfgen_fast.data import Question
-from pfgen_fast.errors import PfgenError
-from pfgen_fast.results import replaced_atomically
 
 CONTEXT = 4
 # Context padding and end marker: control characters, absent from the answers.

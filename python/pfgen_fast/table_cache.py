@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 
 from pfgen_fast import _core
-from pfgen_fast.data import Question, cache_dir
+from pfgen_fast.common.files import cache_dir
+from pfgen_fast.data import Question
 
 CACHE_SWITCH = "PFGEN_FAST_TABLE_CACHE"
 # Room for the tables of all questions (~350 MB), and as much for `stability`'s, of a few

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import lzma
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,25 +9,9 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.errors import InputError
+from pfgen_fast.common.errors import InputError
 
 TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
-
-
-def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
-    """Files named by paths or glob patterns (`**` included), in order, without duplicates;
-    also the patterns that matched nothing."""
-    found: dict[Path, None] = {}
-    unmatched: list[str] = []
-    for pattern in patterns:
-        if glob.has_magic(pattern):
-            matches = sorted(Path(p) for p in glob.glob(pattern, recursive=True))
-        else:
-            matches = [Path(pattern)] if Path(pattern).exists() else []
-        if not matches:
-            unmatched.append(pattern)
-        found.update(dict.fromkeys(matches))
-    return list(found), unmatched
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import write_atomically
 from pfgen_fast.construction import (
     DEFAULT_STYLE_RULES,
     BuildOutcome,
@@ -22,8 +24,6 @@ from pfgen_fast.construction import (
     write_question_files,
 )
 from pfgen_fast.data import load_questions
-from pfgen_fast.errors import InputError, PfgenError
-from pfgen_fast.results import write_atomically
 
 REPORT_NAME = "build-refs-report.json"
 

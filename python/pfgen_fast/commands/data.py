@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pfgen_fast.common.errors import DataError
 from pfgen_fast.data import resolve_data_dir
-from pfgen_fast.errors import DataError
 from pfgen_fast.fetch import default_url, fetch_data, verify_data
 
 

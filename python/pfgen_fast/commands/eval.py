@@ -13,12 +13,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.files import expand_paths
 from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import resolve_data_dir
-from pfgen_fast.errors import InputError
 from pfgen_fast.evaluate import Evaluator, RunOutcome
 from pfgen_fast.scorer import ReferenceData
-from pfgen_fast.trials import expand_paths
 
 DEFAULT_PATTERN = "result/**/trials.jsonl.xz"
 

@@ -19,8 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.data import resolve_data_dir
-from pfgen_fast.errors import InputError
 from pfgen_fast.generation import OpenAIBackend, RunParameters, generate
 from pfgen_fast.prompts import MODES, load_examples, unescape_prefix
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from pfgen_fast.errors import InputError
+from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.files import expand_paths
 from pfgen_fast.report import load_results
-from pfgen_fast.trials import expand_paths
 
 DEFAULT_PATTERNS = ["result/**/result.json", "data/**/result.json"]
 

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.data import resolve_data_dir
-from pfgen_fast.errors import InputError
 from pfgen_fast.prompts import MODES, build_task, load_examples, unescape_prefix
 
 

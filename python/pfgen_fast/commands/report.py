@@ -8,8 +8,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import expand_paths, write_atomically
 from pfgen_fast.data import load_questions, resolve_data_dir
-from pfgen_fast.errors import InputError, PfgenError
 from pfgen_fast.leaderboard import (
     export_bytes,
     markdown_table,
@@ -24,8 +25,6 @@ from pfgen_fast.report import (
     page_is_current,
     render_page,
 )
-from pfgen_fast.results import write_atomically
-from pfgen_fast.trials import expand_paths
 
 DEFAULT_PATTERNS = ["result/**/result.json", "data/**/result.json"]
 FORMATS = ("csv", "parquet", "json")

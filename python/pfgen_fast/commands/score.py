@@ -16,8 +16,8 @@ import numpy as np
 import orjson
 
 from pfgen_fast import _core
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.data import Question, resolve_data_dir
-from pfgen_fast.errors import InputError
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.trials import parse_answer_line, unknown_question
 

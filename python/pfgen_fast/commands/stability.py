@@ -21,11 +21,12 @@ import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import expand_paths
 from pfgen_fast.cpus import usable_cpus
 from pfgen_fast.data import resolve_data_dir
-from pfgen_fast.errors import InputError, PfgenError
 from pfgen_fast.scorer import QuestionScorer, ReferenceData, build_scorers
-from pfgen_fast.trials import TRIALS_NAMES, expand_paths, read_trials, unknown_question
+from pfgen_fast.trials import TRIALS_NAMES, read_trials, unknown_question
 
 STABILITY_SOURCES = ("P", "S", "T")
 DEFAULT_PATTERN = "result/**/result.json"

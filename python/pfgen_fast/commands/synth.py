@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.data import load_questions, resolve_data_dir
-from pfgen_fast.errors import PfgenError
 from pfgen_fast.synth import synthetic_answers, write_candidates
 
 

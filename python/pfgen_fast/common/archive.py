@@ -1,0 +1,112 @@
+"""Published files of the benchmarks, fetched from their repositories' archives and checked
+against the digests the project ships in `reference_data/` (hashes only, never the files)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from pfgen_fast.common.errors import DataError
+
+DOWNLOAD_TIMEOUT_SECONDS = 120
+ALGORITHM_NAMES = {"sha1": "SHA-1", "sha256": "SHA-256"}
+
+
+def download(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
+            return response.read()
+    except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        raise DataError(f"{url}: download failed: {reason}") from None
+
+
+def extract_members(
+    archive: bytes, url: str, target: Path, select: Callable[[PurePosixPath], bool]
+) -> None:
+    """Extracts the regular files of a repository archive (`<top>/...`) whose path below the
+    top folder `select` accepts into `target`, keeping that relative path."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tar:
+            members = []
+            for member in tar.getmembers():
+                parts = PurePosixPath(member.name).parts
+                if len(parts) < 2 or not member.isfile():
+                    continue
+                relative = PurePosixPath(*parts[1:])
+                if not select(relative):
+                    continue
+                if relative.is_absolute() or ".." in relative.parts:
+                    raise DataError(f"{url}: unsafe path in archive: {member.name}")
+                members.append((member, relative))
+            if not members:
+                raise DataError(f"{url}: the archive holds none of the expected files")
+            for member, relative in members:
+                source = tar.extractfile(member)
+                if source is None:
+                    continue
+                destination = target.joinpath(*relative.parts)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                with source, open(destination, "wb") as out:
+                    shutil.copyfileobj(source, out)
+    except (tarfile.TarError, EOFError, OSError) as error:
+        raise DataError(f"{url}: not a readable .tar.gz archive: {error}") from None
+
+
+def fetch_archive(
+    url: str,
+    destination: Path,
+    select: Callable[[PurePosixPath], bool],
+    verify: Callable[[Path], list[str]],
+) -> Path:
+    """Downloads a repository archive, extracts the selected files into a staging folder
+    beside `destination`, checks them with `verify` (a list of problems) and only then puts
+    the folder in place of `destination`; on any problem nothing is replaced."""
+    archive = download(url)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f".{destination.name}-"))
+    try:
+        extract_members(archive, url, staging, select)
+        problems = verify(staging)
+        if problems:
+            raise DataError(
+                f"{url}: the files do not match the manifest:\n  " + "\n  ".join(problems)
+            )
+        if destination.exists():
+            shutil.rmtree(destination)
+        staging.rename(destination)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return destination
+
+
+def file_digest(path: Path, algorithm: str = "sha256") -> str:
+    return hashlib.new(algorithm, path.read_bytes()).hexdigest()
+
+
+def verify_files(directory: Path, expected: dict[str, str], algorithm: str = "sha256") -> list[str]:
+    """Every difference between the files of `directory` named (by relative path) in
+    `expected` and their expected digests."""
+    problems = []
+    name = ALGORITHM_NAMES.get(algorithm, algorithm)
+    for relative, digest in expected.items():
+        path = directory / relative
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+            continue
+        try:
+            actual = file_digest(path, algorithm)
+        except OSError as error:
+            problems.append(f"{path}: cannot read: {error.strerror or error}")
+            continue
+        if actual != digest:
+            problems.append(f"{path}: {name} {actual}, expected {digest}")
+    return problems

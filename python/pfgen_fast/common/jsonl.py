@@ -1,0 +1,79 @@
+"""JSON lines as input: each line an object, every problem named by file, line and field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.files import read_bytes
+
+TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+@dataclass(frozen=True)
+class JsonLine:
+    where: str  # "PATH:LINE", for messages
+    line: int  # from 1
+    value: dict[str, Any]
+
+
+def parse_json_line(raw: bytes, where: str) -> dict[str, Any]:
+    """One line's object; an InputError saying what is wrong with it otherwise."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise InputError(f"{where}: not valid UTF-8 at byte {bad.start}") from None
+        raise InputError(f"{where}: not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type_name(value)}")
+    return value
+
+
+def iter_json_lines(path: Path) -> Iterator[JsonLine]:
+    """The objects of a JSON lines file (`.xz` decompressed), blank lines skipped."""
+    for number, raw in enumerate(read_bytes(path).split(b"\n"), start=1):
+        if raw.strip():
+            where = f"{path}:{number}"
+            yield JsonLine(where, number, parse_json_line(raw, where))
+
+
+def type_name(value: Any) -> str:
+    return TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def require(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """`obj[name]` when present and of `kind`; an InputError naming the field otherwise. A
+    bool is not accepted as a number."""
+    if name not in obj:
+        raise InputError(f'{where}: field "{name}": missing')
+    value = obj[name]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        kinds_ok = False
+    else:
+        kinds_ok = isinstance(value, kinds)
+    if not kinds_ok:
+        expected = " or ".join(TYPE_NAMES.get(k, k.__name__) for k in kinds)
+        raise InputError(f'{where}: field "{name}": expected {expected}, got {type_name(value)}')
+    return value
+
+
+def dumps_line(obj: Any) -> bytes:
+    """One JSON line (UTF-8, non-ASCII kept), newline included."""
+    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
