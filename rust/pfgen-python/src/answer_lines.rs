@@ -6,13 +6,13 @@ use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use pfgen_core::answer_lines::{read_answer_lines, scored_line};
+use pfgen_core::pfgen::answer_lines::{read_answer_lines, scored_line};
 
 /// The lines of a block of JSON lines with `question` and `answer`.
 #[pyclass(module = "pfgen_fast._core")]
 pub struct AnswerLines {
     block: Py<PyBytes>,
-    pub(crate) lines: pfgen_core::answer_lines::AnswerLines,
+    pub(crate) lines: pfgen_core::pfgen::answer_lines::AnswerLines,
     /// Per line: its scores record (JSON text), once scored.
     pub(crate) records: Vec<Option<String>>,
 }

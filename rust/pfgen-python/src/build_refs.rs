@@ -1,6 +1,6 @@
 //! `pfgen_fast._core.RareNgramCounter`: the rare n-gram filter of reference-set construction
-//! (pfgen_core::rare_ngrams), and the strict check of candidate lines
-//! (pfgen_core::candidate_lines). Type conversion only; the work runs with the GIL released.
+//! (pfgen_core::pfgen::construct::rare_ngrams), and the strict check of candidate lines
+//! (pfgen_core::pfgen::construct::candidate_lines). Type conversion only; the work runs with the GIL released.
 //!
 //! Candidates come as a sequence of str, or as any object exporting an Arrow C stream of string
 //! views (`__arrow_c_stream__` of a polars Series of strings): then the counter reads the Arrow
@@ -15,8 +15,8 @@ use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyCapsule, PyDict, PyString};
 
-use pfgen_core::candidate_lines;
-use pfgen_core::rare_ngrams::{self, RareNgramError};
+use pfgen_core::pfgen::construct::candidate_lines;
+use pfgen_core::pfgen::construct::rare_ngrams::{self, RareNgramError};
 
 fn to_py_error(error: RareNgramError) -> PyErr {
     match error {
@@ -381,7 +381,7 @@ impl RareNgramCounter {
 }
 
 /// Checks the candidate lines in `buffer[:length]` (JSON lines; see
-/// pfgen_core::candidate_lines). Returns (usable, line_indices, lines, problems): the usable
+/// pfgen_core::pfgen::construct::candidate_lines). Returns (usable, line_indices, lines, problems): the usable
 /// lines joined by "\n", the 0-based index in the block of each, the number of lines in the
 /// block, and (index, message) for each unusable line.
 #[pyfunction]

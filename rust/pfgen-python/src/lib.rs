@@ -11,12 +11,13 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use pfgen_core::helpfulness::{Pattern, Rule, WeightedRule};
-use pfgen_core::reference::{ReferenceTables, Source};
-use pfgen_core::table_file::TableFileError;
+use pfgen_core::pfgen::helpfulness::{Pattern, Rule, WeightedRule};
+use pfgen_core::pfgen::reference::{ReferenceTables, Source};
+use pfgen_core::pfgen::table_file::TableFileError;
 
 mod answer_lines;
 mod build_refs;
+mod evalmm;
 
 /// Copies Python strings into Rust. `encode_utf8` makes a temporary bytes object instead of
 /// the UTF-8 copy that `str` extraction would cache inside every string for its lifetime.
@@ -111,7 +112,7 @@ fn trigram_coverage<'py>(
     let references = utf8_strings(&references, "reference answer")?;
     let (characters, ends) = text_characters(&texts, "text")?;
     let coverage = py.detach(|| {
-        pfgen_core::trigram_counts::trigram_coverage(&references, &slices(&characters, &ends))
+        pfgen_core::pfgen::construct::trigram_counts::trigram_coverage(&references, &slices(&characters, &ends))
     });
     Ok(PyArray1::from_vec(py, coverage))
 }
@@ -183,7 +184,7 @@ fn convert_rules(rules: &[(Bound<'_, PyAny>, f64)]) -> PyResult<Vec<WeightedRule
 /// The n-gram tables and keyword rules of one question.
 #[pyclass(frozen, module = "pfgen_fast._core")]
 struct QuestionScorer {
-    inner: pfgen_core::QuestionScorer,
+    inner: pfgen_core::pfgen::QuestionScorer,
     sources: Vec<String>,
 }
 
@@ -235,7 +236,7 @@ impl QuestionScorer {
                     .iter()
                     .map(|(key, answers)| Source { key, answers })
                     .collect();
-                pfgen_core::QuestionScorer::new(&sources, rules, num_external)
+                pfgen_core::pfgen::QuestionScorer::new(&sources, rules, num_external)
             })
             .map_err(|error| PyValueError::new_err(error.to_string()))?;
         let sources = sources.into_iter().map(|(key, _)| key).collect();
@@ -274,7 +275,7 @@ impl QuestionScorer {
             )));
         }
         Ok(QuestionScorer {
-            inner: pfgen_core::QuestionScorer {
+            inner: pfgen_core::pfgen::QuestionScorer {
                 references,
                 rules,
                 num_external,
@@ -415,7 +416,7 @@ fn py_round(x: f64, digits: u32) -> PyResult<f64> {
     if digits > 22 {
         return Err(PyValueError::new_err("digits must be at most 22"));
     }
-    Ok(pfgen_core::rounding::py_round(x, digits))
+    Ok(pfgen_core::common::py_float::py_round(x, digits))
 }
 
 #[pymodule]
@@ -427,5 +428,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trigram_coverage, m)?)?;
     m.add_function(wrap_pyfunction!(build_refs::check_candidate_lines, m)?)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
+    evalmm::register(m)?;
     Ok(())
 }

@@ -2,6 +2,10 @@
 //! steps ahead (building tables, counting n-grams): the loads of several steps then overlap
 //! instead of each waiting for memory.
 
+/// How many steps ahead a loop prefetches the scattered memory a step reads: enough for
+/// the loads of that many steps to overlap.
+pub(crate) const PREFETCH_DISTANCE: usize = 16;
+
 /// Asks the processor to bring the cache line holding `value` into the caches; it changes
 /// nothing the program sees (and does nothing on other architectures).
 #[inline(always)]

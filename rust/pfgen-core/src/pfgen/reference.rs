@@ -1,16 +1,11 @@
 //! The reference side of one question: n-gram tables of every source and their baselines,
 //! and the Fluency and Truthfulness of answers against them (scoring spec §2-§4).
 
-use crate::ngram_build::{build_table, WalkAdditions, FLAT};
-use crate::ngram_table::{
-    NgramTable, Node, TableError, LANE_BITS, LANE_MASK, MAX_N, MAX_SOURCES, ROOT,
+use crate::pfgen::ngram_build::{build_table, WalkAdditions};
+use crate::pfgen::ngram_table::{
+    NgramTable, Node, TableError, LANE_BITS, LANE_MASK, MAX_SOURCES, ROOT,
 };
-
-/// Fluency looks at the first 200 characters, but past 150 its length discount is <= 0 and a
-/// non-positive value never replaces the best (which starts at 0.0): the walk stops at 150.
-const FLUENCY_USEFUL: usize = 150;
-/// Truthfulness reads ("^" + answer + "$")[:202].
-const TRUTH_CUT: usize = 202;
+use crate::pfgen::spec::{FLAT, FLUENCY_USEFUL, MAX_N, TRUTH_CUT};
 /// Characters that carry no truthfulness (ASCII ^ and $ included, wherever they occur):
 /// ^ $ 、 。 ・ 「 」 『 』 （ ） 【 】 ［ ］ 〈 〉 《 》. Without branches (whether a character is
 /// punctuation is unpredictable): 、。 are U+3001-U+3002 and 〈〉《》「」『』【】 U+3008-U+3011, bits
@@ -630,7 +625,7 @@ mod tests {
     }
 
     fn random_texts(count: usize, seed: u64) -> Vec<String> {
-        crate::test_texts::random_texts("あいう漢😀ab", count, 220, seed)
+        crate::common::test_texts::random_texts("あいう漢😀ab", count, 220, seed)
     }
 
     #[test]

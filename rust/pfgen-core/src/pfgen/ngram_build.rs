@@ -16,19 +16,12 @@
 //! for its baseline, from the paths of its positions in the trie of n-grams (`Visit`). Only the
 //! few n-grams that first end past length FLAT are looked up one by one (`walk_additions`).
 
-use crate::ngram_table::{
-    NgramTable, TableError, CHAIN, HASH_MULTIPLIER, LANE_BITS, LANE_MASK, MAX_N, MAX_SOURCES,
+use crate::common::prefetch::{prefetch, PREFETCH_DISTANCE};
+use crate::pfgen::ngram_table::{
+    BuildNode, NgramTable, TableError, CHAIN, HASH_MULTIPLIER, LANE_BITS, LANE_MASK, MAX_SOURCES,
     SEPARATOR,
 };
-use crate::prefetch::prefetch;
-
-/// How many steps ahead the build prefetches the scattered memory a step reads: enough for
-/// the loads of that many steps to overlap.
-pub(crate) const PREFETCH_DISTANCE: usize = 16;
-
-/// The scores have no length discount up to this length (spec §3-§5): there Fluency's total
-/// only grows.
-pub const FLAT: usize = 100;
+use crate::pfgen::spec::{FLAT, MAX_N};
 
 /// What the Fluency walk of each document adds, for the baselines (spec §2): per source, per
 /// document, a row of `limit - FLAT + 1` sums: column 0 is what the walk adds up to length
@@ -46,15 +39,6 @@ impl WalkAdditions {
 
 fn row_length(limit: usize) -> usize {
     limit.saturating_sub(FLAT) + 1
-}
-
-/// A node of the table being built: its parent (0: the root, else 1 + the parent's index among
-/// the nodes one character shorter), its last character, and its slot value (packed document
-/// frequencies, or CHAIN | source << 32 | position for a chain head).
-pub(crate) struct BuildNode {
-    pub parent: u32,
-    pub c: char,
-    pub value: u64,
 }
 
 /// The text of all sources' answers (documents, numbered across sources), each followed by
@@ -781,7 +765,7 @@ mod tests {
     }
 
     fn random_answers(count: usize, seed: u64) -> Vec<String> {
-        crate::test_texts::random_texts("あいうえおか漢字😀\u{0}ab", count, 30, seed)
+        crate::common::test_texts::random_texts("あいうえおか漢字😀\u{0}ab", count, 30, seed)
     }
 
     #[test]
@@ -795,7 +779,7 @@ mod tests {
         // Answers of up to 160 characters: n-grams that start before FLAT and first end after
         // it, recorded columns (up to FLAT + 30), and ends past the limit.
         let sources: Vec<Vec<String>> = (0..2)
-            .map(|s| crate::test_texts::random_texts("あいうえお漢字ab", 40, 160, s + 3))
+            .map(|s| crate::common::test_texts::random_texts("あいうえお漢字ab", 40, 160, s + 3))
             .collect();
         check_against_definition(&sources, FLAT + 30);
     }

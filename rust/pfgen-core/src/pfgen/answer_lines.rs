@@ -10,7 +10,9 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::json_lines::{decode_string, line_end, split_parts, utf8_text, Parser, StringValue};
+use crate::common::json_lines::{
+    decode_string, line_end, split_parts, utf8_text, Parser, StringValue,
+};
 
 /// `question_of_line` of a line holding only whitespace (Python's `bytes.strip` set).
 pub const BLANK: i32 = -1;

@@ -3,12 +3,8 @@
 //! Leaves are literal strings, searched here, or regular expressions, whose match ends the
 //! caller supplies (so that Python's `re` semantics stay the reference).
 
-use crate::ngram_build::FLAT;
-
-/// The value of a leaf whose pattern is absent.
-pub const NOT_FOUND: u32 = 9999;
-const HELPFULNESS_CUT: usize = 200;
-const HELPFULNESS_USEFUL: usize = 150;
+pub use crate::pfgen::spec::NOT_FOUND;
+use crate::pfgen::spec::{FLAT, HELPFULNESS_CUT, HELPFULNESS_USEFUL};
 
 pub enum Pattern {
     /// Found by a leftmost plain substring search; the value is the end of the match.
@@ -296,7 +292,7 @@ mod tests {
 
     #[test]
     fn literal_matches_end_where_the_first_occurrence_ends() {
-        for text in crate::test_texts::random_texts("あいう𠮷a", 300, 40, 5) {
+        for text in crate::common::test_texts::random_texts("あいう𠮷a", 300, 40, 5) {
             let text: Vec<char> = text.chars().collect();
             for needle in [
                 &text[..0],

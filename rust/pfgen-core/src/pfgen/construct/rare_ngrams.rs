@@ -40,8 +40,8 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::json_lines::utf8_char;
-use crate::prefetch::prefetch;
+use crate::common::json_lines::utf8_char;
+use crate::common::prefetch::{prefetch, PREFETCH_DISTANCE};
 
 /// The longest n-gram: 5 ranks of 21 bits fill the 105 bits of a wide key.
 pub const MAX_N: usize = 5;
@@ -59,8 +59,6 @@ const IO_BUFFER: usize = 1 << 18;
 /// and overshoot the memory it needs by up to half).
 const TEXT_BLOCK: usize = 16 << 20;
 const FIRST_TEXT_BLOCK: usize = 64 << 10;
-/// How many n-grams ahead a table slot is prefetched: enough to cover a memory access.
-const PREFETCH_DISTANCE: usize = 16;
 /// Character `c` has rank `rank_of[c] - 1`; 0 marks a character not seen yet.
 const UNRANKED: u32 = 0;
 const NUM_CODE_POINTS: usize = 0x11_0000;

@@ -13,11 +13,9 @@
 //! about half as large, which keeps one question's table in the CPU caches while its answers
 //! are scored.
 
-use crate::ngram_build::{BuildNode, PREFETCH_DISTANCE};
-use crate::prefetch::prefetch;
+use crate::common::prefetch::{prefetch, PREFETCH_DISTANCE};
+pub use crate::pfgen::spec::MAX_N;
 
-/// Longest n-gram kept (Fluency uses 1..=10-grams; Truthfulness 3-grams).
-pub const MAX_N: usize = 10;
 /// Sources sharing one table (their document frequencies sit side by side in a slot).
 pub const MAX_SOURCES: usize = 3;
 
@@ -248,6 +246,15 @@ struct Placed {
     parent_rank: u32,
     c: char,
     value: u64,
+}
+
+/// A node of the table being built (by `ngram_build`): its parent (0: the root, else 1 + the parent's index among
+/// the nodes one character shorter), its last character, and its slot value (packed document
+/// frequencies, or CHAIN | source << 32 | position for a chain head).
+pub(crate) struct BuildNode {
+    pub parent: u32,
+    pub c: char,
+    pub value: u64,
 }
 
 const NO_PARENT: u32 = u32::MAX;

@@ -1,10 +1,7 @@
-//! The per-answer record (scoring spec §6) as JSON text, formatted as Python's
-//! `json.dumps(record, ensure_ascii=False)` would: ", " and ": " separators, floats in `repr`
-//! form. Writing it here spares building a Python dict per answer.
+//! Values written as Python's `json.dumps(..., ensure_ascii=False)` writes them: floats in
+//! `repr` form, strings with JSON escapes but no `\uXXXX` for non-ASCII characters.
 
 use std::fmt::Write;
-
-use crate::helpfulness::HelpfulnessName;
 
 /// Appends `x` as Python's `repr(float)`: the shortest digits that round-trip, in positional
 /// notation for exponents -4..16, else as `d.ddde-XX`. No allocation: this runs for every
@@ -158,60 +155,6 @@ pub fn write_json_string(out: &mut String, text: &str) {
     out.push('"');
 }
 
-/// One record: per-source fluency and truthfulness (keys in order), helpfulness, its results
-/// and the average.
-pub struct Record<'a> {
-    pub sources: &'a [String],
-    pub fluency: &'a [f64],
-    pub truthfulness: &'a [f64],
-    pub helpfulness: f64,
-    pub helpfulness_results: &'a [(HelpfulnessName<'a>, f64)],
-    pub average: f64,
-}
-
-impl Record<'_> {
-    pub fn write_json(&self, out: &mut String) {
-        out.push_str("{\"fluency\": ");
-        write_source_map(out, self.sources, self.fluency);
-        out.push_str(", \"fluency_discount\": 1.0, \"truthfulness\": ");
-        write_source_map(out, self.sources, self.truthfulness);
-        out.push_str(", \"helpfulness\": ");
-        write_python_float(out, self.helpfulness);
-        out.push_str(", \"helpfulness_results\": [");
-        for (index, (name, factor)) in self.helpfulness_results.iter().enumerate() {
-            if index > 0 {
-                out.push_str(", ");
-            }
-            out.push('[');
-            match name {
-                HelpfulnessName::Rule(name) => write_json_string(out, name),
-                HelpfulnessName::OverLength(excess) => {
-                    let _ = write!(out, "\"{excess}字超過\"");
-                }
-            }
-            out.push_str(", ");
-            write_python_float(out, *factor);
-            out.push(']');
-        }
-        out.push_str("], \"average\": ");
-        write_python_float(out, self.average);
-        out.push('}');
-    }
-}
-
-fn write_source_map(out: &mut String, sources: &[String], values: &[f64]) {
-    out.push('{');
-    for (index, (source, &value)) in sources.iter().zip(values).enumerate() {
-        if index > 0 {
-            out.push_str(", ");
-        }
-        write_json_string(out, source);
-        out.push_str(": ");
-        write_python_float(out, value);
-    }
-    out.push('}');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,30 +225,5 @@ mod tests {
         let mut out = String::new();
         write_json_string(&mut out, "字\"\\\n\u{1}");
         assert_eq!(out, "\"字\\\"\\\\\\n\\u0001\"");
-    }
-
-    #[test]
-    fn record_layout() {
-        let sources = ["P".to_string(), "S".to_string()];
-        let results = [
-            (HelpfulnessName::Rule("長針"), 0.0),
-            (HelpfulnessName::OverLength(3), 0.94),
-        ];
-        let record = Record {
-            sources: &sources,
-            fluency: &[0.5, 0.25],
-            truthfulness: &[1.0, 0.125],
-            helpfulness: 0.0,
-            helpfulness_results: &results,
-            average: 0.625,
-        };
-        let mut out = String::new();
-        record.write_json(&mut out);
-        assert_eq!(
-            out,
-            "{\"fluency\": {\"P\": 0.5, \"S\": 0.25}, \"fluency_discount\": 1.0, \
-             \"truthfulness\": {\"P\": 1.0, \"S\": 0.125}, \"helpfulness\": 0.0, \
-             \"helpfulness_results\": [[\"長針\", 0.0], [\"3字超過\", 0.94]], \"average\": 0.625}"
-        );
     }
 }

@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::json_lines::{line_end, split_parts, FieldValue, Parser};
+use crate::common::json_lines::{line_end, split_parts, FieldValue, Parser};
 
 /// One unusable line: its index in the block (0-based) and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +120,7 @@ fn check_fields(values: [FieldValue; 3]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json_lines::utf8_char;
+    use crate::common::json_lines::utf8_char;
 
     fn check_line(line: &[u8]) -> Result<(), String> {
         let checked = check_lines(line);

@@ -8,8 +8,8 @@
 
 use std::io::{self, Read, Write};
 
-use crate::ngram_table::{NgramTable, Slot};
-use crate::reference::ReferenceTables;
+use crate::pfgen::ngram_table::{NgramTable, Slot};
+use crate::pfgen::reference::ReferenceTables;
 
 const MAGIC: &[u8; 8] = b"PFGTBL01";
 /// A header bigger than this is not one of ours (a source count or a table count gone wild).
@@ -231,8 +231,8 @@ impl Plain for Slot {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::Source;
-    use crate::test_texts::random_texts;
+    use crate::common::test_texts::random_texts;
+    use crate::pfgen::reference::Source;
 
     fn tables() -> (ReferenceTables, Vec<String>) {
         let p = random_texts("あいうえおか漢字😀ab", 300, 60, 7);
@@ -264,7 +264,7 @@ mod tests {
     }
 
     fn scores(tables: &ReferenceTables, answers: &[Vec<char>]) -> Vec<f64> {
-        let mut scratch = crate::reference::Scratch::default();
+        let mut scratch = crate::pfgen::reference::Scratch::default();
         let k = tables.num_sources();
         let mut all = Vec::new();
         for answer in answers {

@@ -1,0 +1,242 @@
+//! Benchmark harness of the core on the published pfgen-bench data:
+//!
+//!     cargo bench -p pfgen-core --bench harness
+//!
+//! Reads the 50 question files and every published `trials.jsonl.xz` from `$PFGEN_BENCH_DIR`
+//! (default: `../shared/pfgen-bench` beside the checkout; the trials are decompressed with the
+//! `xz` command), then times building the n-gram tables of every question, scoring every
+//! published answer (Fluency and Truthfulness only), and scoring them again with the keyword
+//! rules (those without regular expressions) and their JSON records. Prints answers per second
+//! and a checksum of the scores, which must not change when the code does. `ROUNDS` (default
+//! 3) rounds are run and the best time of each step is printed; the rayon pool follows
+//! `RAYON_NUM_THREADS` (one core: `RAYON_NUM_THREADS=1 taskset -c 0 cargo bench ...`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use pfgen_core::pfgen::answer_lines::read_answer_lines;
+use pfgen_core::pfgen::helpfulness::{Pattern, Rule, WeightedRule};
+use pfgen_core::pfgen::reference::Source;
+use pfgen_core::pfgen::QuestionScorer;
+
+type Failure = Box<dyn std::error::Error>;
+
+/// One question: its text, its sources' reference answers, its literal keyword rules.
+struct Question {
+    text: String,
+    sources: Vec<(String, Vec<String>)>,
+    keywords: Vec<serde_json::Value>,
+}
+
+fn bench_dir() -> PathBuf {
+    match std::env::var_os("PFGEN_BENCH_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/pfgen-bench"),
+    }
+}
+
+fn read_question(path: &Path) -> Result<Question, Failure> {
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(path)?)?;
+    let field = |name: &str| {
+        value
+            .get(name)
+            .ok_or_else(|| format!("{}: no field {name}", path.display()))
+    };
+    let text = field("question")?
+        .as_str()
+        .ok_or_else(|| format!("{}: question is not a string", path.display()))?
+        .to_string();
+    let mut sources = Vec::new();
+    for (key, answers) in field("answers")?
+        .as_object()
+        .ok_or_else(|| format!("{}: answers is not an object", path.display()))?
+    {
+        let answers = answers
+            .as_array()
+            .ok_or_else(|| format!("{}: answers.{key} is not a list", path.display()))?
+            .iter()
+            .filter_map(|answer| answer.as_str().map(str::to_string))
+            .collect();
+        sources.push((key.clone(), answers));
+    }
+    let keywords = field("keywords")?.as_array().cloned().unwrap_or_default();
+    Ok(Question {
+        text,
+        sources,
+        keywords,
+    })
+}
+
+/// A keyword rule as the core's rule, if none of its leaves is a regular expression.
+fn literal_rule(rule: &serde_json::Value) -> Option<Rule> {
+    let name = rule
+        .get("name")
+        .and_then(|n| n.as_str())
+        .map(str::to_string);
+    if let Some(pattern) = rule.get("t").and_then(|t| t.as_str()) {
+        if pattern.contains([
+            '.', '^', '$', '*', '+', '?', '{', '}', '[', ']', '\\', '|', '(', ')',
+        ]) {
+            return None;
+        }
+        return Some(Rule::Leaf {
+            name: name.unwrap_or_else(|| pattern.to_string()),
+            pattern: Pattern::Literal(pattern.chars().collect()),
+        });
+    }
+    let (all, children) = match (rule.get("and"), rule.get("or")) {
+        (Some(children), _) => (true, children),
+        (None, Some(children)) => (false, children),
+        _ => return None,
+    };
+    let children = children
+        .as_array()?
+        .iter()
+        .map(literal_rule)
+        .collect::<Option<Vec<_>>>()?;
+    Some(if all {
+        Rule::All { children, name }
+    } else {
+        Rule::Any { children, name }
+    })
+}
+
+fn literal_rules(question: &Question) -> Vec<WeightedRule> {
+    question
+        .keywords
+        .iter()
+        .filter_map(|keyword| {
+            let importance = keyword
+                .get("importance")
+                .and_then(|i| i.as_f64())
+                .unwrap_or(1.0);
+            literal_rule(keyword).map(|rule| WeightedRule {
+                rule,
+                factor: 1.0 - importance,
+            })
+        })
+        .collect()
+}
+
+/// Every published trial answer, by question text.
+fn published_answers(result_dir: &Path) -> Result<HashMap<String, Vec<Vec<char>>>, Failure> {
+    let mut files = Vec::new();
+    let mut pending = vec![result_dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path
+                .file_name()
+                .is_some_and(|name| name == "trials.jsonl.xz")
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut answers: HashMap<String, Vec<Vec<char>>> = HashMap::new();
+    for file in files {
+        let output = Command::new("xz").arg("-dc").arg(&file).output()?;
+        if !output.status.success() {
+            return Err(format!("xz -dc {} failed", file.display()).into());
+        }
+        let block = output.stdout;
+        let lines = read_answer_lines(&block);
+        for (line, &question) in lines.question_of_line.iter().enumerate() {
+            let (Ok(question), Some(answer)) =
+                (usize::try_from(question), lines.answer(&block, line))
+            else {
+                continue;
+            };
+            answers
+                .entry(lines.questions[question].clone())
+                .or_default()
+                .push(answer.chars().collect());
+        }
+    }
+    Ok(answers)
+}
+
+fn main() -> Result<(), Failure> {
+    let dir = bench_dir();
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let mut question_files: Vec<PathBuf> = std::fs::read_dir(dir.join("data"))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    question_files.retain(|path| {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        name.starts_with('Q') && name.ends_with(".json")
+    });
+    question_files.sort();
+    let questions = question_files
+        .iter()
+        .map(|path| read_question(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let answers = published_answers(&dir.join("result"))?;
+    let no_answers = Vec::new();
+    let answers_of: Vec<&Vec<Vec<char>>> = questions
+        .iter()
+        .map(|q| answers.get(&q.text).unwrap_or(&no_answers))
+        .collect();
+    let total: usize = answers_of.iter().map(|a| a.len()).sum();
+    println!(
+        "{} questions, {total} published answers, {rounds} rounds",
+        questions.len()
+    );
+
+    let (mut best_build, mut best_score, mut best_records) = (f64::MAX, f64::MAX, f64::MAX);
+    let (mut checksum, mut record_bytes) = (0.0, 0);
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let mut scorers = Vec::with_capacity(questions.len());
+        for question in &questions {
+            let sources: Vec<Source> = question
+                .sources
+                .iter()
+                .map(|(key, answers)| Source { key, answers })
+                .collect();
+            scorers.push(QuestionScorer::new(&sources, literal_rules(question), 0)?);
+        }
+        best_build = best_build.min(start.elapsed().as_secs_f64());
+
+        let start = Instant::now();
+        let mut sum = 0.0;
+        for (scorer, answers) in scorers.iter().zip(&answers_of) {
+            let batch = scorer.score_batch(answers, &[], false);
+            sum += batch.fluency.iter().sum::<f64>() + batch.truthfulness.iter().sum::<f64>();
+        }
+        best_score = best_score.min(start.elapsed().as_secs_f64());
+        checksum = sum;
+
+        let start = Instant::now();
+        let mut bytes = 0;
+        for ((scorer, answers), question) in scorers.iter().zip(&answers_of).zip(&questions) {
+            let keys: Vec<String> = question.sources.iter().map(|(k, _)| k.clone()).collect();
+            let batch = scorer.score_batch(answers, &[], true);
+            bytes += batch
+                .records_json(&keys)
+                .iter()
+                .map(String::len)
+                .sum::<usize>();
+        }
+        best_records = best_records.min(start.elapsed().as_secs_f64());
+        record_bytes = bytes;
+    }
+    println!("table build (50 questions): {best_build:.3} s");
+    println!(
+        "scoring (Fluency, Truthfulness): {:.0} answers/s, checksum {checksum:.6}",
+        total as f64 / best_score
+    );
+    println!(
+        "scoring with literal keyword rules and records: {:.0} answers/s, {record_bytes} bytes",
+        total as f64 / best_records
+    );
+    Ok(())
+}

@@ -1,0 +1,9 @@
+//! Pieces shared by every benchmark: JSON lines, Python's float formatting and rounding,
+//! software prefetching.
+
+pub mod json_lines;
+pub(crate) mod prefetch;
+pub mod py_float;
+pub mod py_json;
+#[cfg(test)]
+pub(crate) mod test_texts;
