@@ -1,0 +1,352 @@
+"""The shared LLM client against a real OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import email.utils
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai_server import Behaviour, Reply, serve
+
+from pfgen_fast.common.llm import (
+    ChatRequest,
+    CompletionRequest,
+    LLMClient,
+    LLMError,
+    LLMReply,
+    TokenLogprob,
+    add_llm_arguments,
+    client_from_args,
+    parse_logprobs,
+    retry_after,
+)
+
+CHAT = [{"role": "user", "content": "こんにちは"}]
+
+
+def echo(path: str, request: dict[str, Any]) -> Reply:
+    """Answers with the prompt (the last message of a chat), reversed."""
+    text = request["messages"][-1]["content"] if "messages" in request else request["prompt"]
+    return Reply(text=text[::-1])
+
+
+def scripted(*replies: Reply) -> Any:
+    """A responder giving these replies in turn, then the echo's."""
+    queue = list(replies)
+    lock = threading.Lock()
+
+    def respond(path: str, request: dict[str, Any]) -> Reply:
+        with lock:
+            if queue:
+                return queue.pop(0)
+        return echo(path, request)
+
+    return respond
+
+
+def client(url: str, tmp_path: Path, **options: Any) -> LLMClient:
+    options.setdefault("cache_path", tmp_path / "cache.sqlite3")
+    options.setdefault("timeout", 5.0)
+    return LLMClient(url, "test/model", api_key="", **options)
+
+
+def only(results: list[LLMReply | LLMError]) -> LLMReply:
+    [reply] = results
+    assert isinstance(reply, LLMReply), reply
+    return reply
+
+
+class Progress(list):
+    def append_pair(self, done: int, total: int) -> None:
+        self.append((done, total))
+
+
+def test_chat_and_completion_replies_and_parameters(tmp_path):
+    behaviour = Behaviour(responder=echo)
+    requests = [
+        ChatRequest(CHAT, {"temperature": 0.0, "seed": 7, "top_p": None, "stop": ["Q:"]}),
+        CompletionRequest("abc", {"max_tokens": 3}),
+    ]
+    with serve(behaviour) as url, client(url, tmp_path) as llm:
+        chat, completion = llm.run(requests)
+    assert isinstance(chat, LLMReply) and isinstance(completion, LLMReply)
+    assert (chat.text, chat.status, chat.cached, chat.finish_reason) == (
+        "はちにんこ",
+        200,
+        False,
+        "stop",
+    )
+    assert chat.logprobs is None and chat.usage["completion_tokens"] == 5
+    assert chat.raw["choices"][0]["message"]["content"] == "はちにんこ"
+    assert completion.text == "cba"
+    bodies = dict(behaviour.received)
+    assert bodies["/v1/chat/completions"] == {
+        "model": "test/model",
+        "messages": CHAT,
+        "temperature": 0.0,
+        "seed": 7,
+        "stop": ["Q:"],
+    }
+    assert bodies["/v1/completions"] == {"model": "test/model", "prompt": "abc", "max_tokens": 3}
+
+
+def test_null_content_is_empty_text(tmp_path):
+    with serve(Behaviour(responder=lambda p, r: Reply(text=None))) as url:
+        assert only(client(url, tmp_path).run([ChatRequest(CHAT)])).text == ""
+
+
+@pytest.mark.parametrize("chat", [True, False])
+def test_logprobs_with_top_alternatives(tmp_path, chat):
+    tokens = [("は", -0.25, [("は", -0.25), ("が", -1.5)]), ("い", -0.5, [("い", -0.5)])]
+    behaviour = Behaviour(responder=lambda p, r: Reply(text="はい", logprobs=tokens))
+    request = ChatRequest(CHAT) if chat else CompletionRequest("Q")
+    with serve(behaviour) as url:
+        reply = only(client(url, tmp_path).run([request]))
+    assert reply.logprobs == (
+        TokenLogprob("は", -0.25, (("は", -0.25), ("が", -1.5))),
+        TokenLogprob("い", -0.5, (("い", -0.5),)),
+    )
+
+
+def test_500_is_retried_then_answered(tmp_path):
+    behaviour = Behaviour(responder=scripted(Reply(status=500), Reply(status=503)))
+    with serve(behaviour) as url:
+        llm = client(url, tmp_path)
+        assert only(llm.run([ChatRequest(CHAT)])).text == "はちにんこ"
+    assert len(behaviour.received) == 3 and llm.stats.calls == 3 and llm.stats.failed == 0
+
+
+def test_429_waits_as_retry_after_says(tmp_path):
+    behaviour = Behaviour(responder=scripted(Reply(status=429, retry_after="1.2")))
+    with serve(behaviour) as url:
+        started = time.monotonic()
+        only(client(url, tmp_path).run([ChatRequest(CHAT)]))
+        waited = time.monotonic() - started
+    assert len(behaviour.received) == 2 and 1.2 <= waited < 4
+
+
+def test_retry_after_forms():
+    assert retry_after("3") == 3.0 and retry_after("0.5") == 0.5 and retry_after("-2") == 0.0
+    assert retry_after(None) is None and retry_after("soon") is None
+    later = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 28 <= (retry_after(later) or 0) <= 30
+    assert retry_after(email.utils.formatdate(time.time() - 30, usegmt=True)) == 0.0
+
+
+def test_slow_reply_times_out_and_is_retried(tmp_path):
+    behaviour = Behaviour(responder=scripted(Reply(text="late", delay=2.0)))
+    with serve(behaviour) as url:
+        started = time.monotonic()
+        reply = only(client(url, tmp_path, timeout=0.3).run([ChatRequest(CHAT)]))
+        took = time.monotonic() - started
+    assert reply.text == "はちにんこ" and len(behaviour.received) == 2 and took < 1.8
+
+
+def test_malformed_bodies_are_retried_then_an_error_in_their_slot(tmp_path):
+    behaviour = Behaviour(responder=scripted(Reply(malformed=True)))
+    with serve(behaviour) as url:
+        assert only(client(url, tmp_path).run([ChatRequest(CHAT)])).text == "はちにんこ"
+    no_choices = Behaviour(responder=lambda p, r: Reply(malformed=True))
+    with serve(no_choices) as url:
+        llm = client(url, tmp_path, max_retries=1)
+        [result] = llm.run([ChatRequest([{"role": "user", "content": "x"}])])
+    assert isinstance(result, LLMError)
+    assert "chat/completions: no answer after 2 tries (malformed reply" in str(result)
+    assert "test/model" in str(result) and llm.stats.failed == 1
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "status", "message"),
+    [
+        (Behaviour(api_key="secret"), 401, "authentication failed (HTTP 401: Incorrect API key"),
+        (Behaviour(model="other"), 404, "HTTP 404: The model `test/model` does not exist."),
+        (Behaviour(responder=lambda p, r: Reply(status=403, error="no")), 403, "HTTP 403: no"),
+    ],
+)
+def test_refusals_are_immediate_clear_errors(tmp_path, behaviour, status, message):
+    with serve(behaviour) as url, pytest.raises(LLMError) as raised:
+        client(url, tmp_path).run([ChatRequest(CHAT)] * 3)
+    assert raised.value.status == status and message in str(raised.value)
+    assert url + "/chat/completions" in str(raised.value) and "test/model" in str(raised.value)
+    assert len(behaviour.received) <= 3  # each request once at most, no retries
+
+
+def test_api_key_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "secret")
+    with serve(Behaviour(api_key="secret", responder=echo)) as url:
+        llm = LLMClient(url, "test/model", cache_path=None)
+        assert only(llm.run([ChatRequest(CHAT)])).text == "はちにんこ"
+
+
+def test_400_is_an_error_unless_accepted_and_then_cached(tmp_path):
+    behaviour = Behaviour(responder=lambda p, r: Reply(status=400, error="content filter"))
+    with serve(behaviour) as url:
+        with pytest.raises(LLMError, match="HTTP 400: content filter"):
+            client(url, tmp_path).run([ChatRequest(CHAT)])
+        first = only(client(url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
+        again = only(client(url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
+    assert (first.status, first.text, first.cached) == (400, "", False)
+    assert first.raw == {"error": {"message": "content filter"}}
+    assert (again.status, again.cached, again.raw) == (400, True, first.raw)
+    assert len(behaviour.received) == 2
+
+
+def test_concurrency_limit_is_respected(tmp_path):
+    behaviour = Behaviour(delay=0.05, responder=echo)
+    requests = [CompletionRequest(f"prompt {i}") for i in range(24)]
+    with serve(behaviour) as url:
+        seen = Progress()
+        results = client(url, tmp_path, concurrency=3).run(requests, seen.append_pair)
+    assert [r.text for r in results if isinstance(r, LLMReply)] == [
+        f"prompt {i}"[::-1] for i in range(24)
+    ]
+    assert behaviour.most_at_once == 3
+    assert seen == [(i, 24) for i in range(1, 25)]
+
+
+def test_progress_counts_every_request(tmp_path):
+    seen = Progress()
+    with serve(Behaviour(responder=echo)) as url:
+        client(url, tmp_path).run([CompletionRequest(str(i)) for i in range(5)], seen.append_pair)
+    assert seen == [(i, 5) for i in range(1, 6)]
+
+
+def test_second_run_makes_no_call_even_in_a_new_process(tmp_path):
+    behaviour = Behaviour(responder=echo)
+    requests = [ChatRequest(CHAT, {"seed": 1}), CompletionRequest("abc")]
+    with serve(behaviour) as url:
+        first = client(url, tmp_path).run(requests)
+        second_client = client(url, tmp_path)
+        second = second_client.run(requests)
+        script = (
+            "import sys; from pathlib import Path; from pfgen_fast.common.llm import *\n"
+            f"c = LLMClient({url!r}, 'test/model', cache_path=Path(sys.argv[1]))\n"
+            "r = c.run([ChatRequest([{'role': 'user', 'content': 'こんにちは'}], {'seed': 1})])\n"
+            "print(r[0].text, r[0].cached, c.stats.calls)"
+        )
+        child = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path / "cache.sqlite3")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        # Another parameter, another server address: another request.
+        client(url, tmp_path).run([ChatRequest(CHAT, {"seed": 2})])
+    with serve(Behaviour(responder=echo)) as other_url:
+        moved = client(other_url, tmp_path).run(requests[:1])
+    assert len(behaviour.received) == 3
+    assert [r.text for r in second] == [r.text for r in first]
+    assert all(isinstance(r, LLMReply) and r.cached for r in second)
+    assert second_client.stats.calls == 0 and second_client.stats.cached == 2
+    assert child.returncode == 0 and child.stdout.split() == ["はちにんこ", "True", "0"]
+    assert not only(moved).cached
+
+
+def test_no_cache_option_and_default_cache_place(tmp_path, monkeypatch):
+    monkeypatch.setenv("PFGEN_FAST_CACHE", str(tmp_path / "home"))
+    parser = argparse.ArgumentParser()
+    add_llm_arguments(parser, model_flag="--remover-model", model_help="the remover")
+    behaviour = Behaviour(responder=echo)
+    with serve(behaviour) as url:
+        base = ["--base-url", url, "--remover-model", "test/model"]
+        for _ in range(2):
+            args = parser.parse_args([*base, "--no-cache", "--timeout", "5"])
+            with client_from_args(args, log_path=None) as llm:
+                assert not only(llm.run([ChatRequest(CHAT)])).cached
+        assert not (tmp_path / "home").exists() and len(behaviour.received) == 2
+        args = parser.parse_args(base)
+        assert (args.remover_model, args.concurrency, args.timeout, args.max_retries) == (
+            "test/model",
+            8,
+            120.0,
+            5,
+        )
+        for cached in (False, True):
+            with client_from_args(args, log_path=None) as llm:
+                assert only(llm.run([ChatRequest(CHAT)])).cached is cached
+    assert (tmp_path / "home" / "llm" / "responses.sqlite3").is_file()
+
+
+@pytest.mark.parametrize(
+    "bad", [["--concurrency", "0"], ["--timeout", "-1"], ["--max-retries", "x"]]
+)
+def test_bad_options_are_refused(bad, capsys):
+    parser = argparse.ArgumentParser()
+    add_llm_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--base-url", "http://x/v1", "--judge-model", "m", *bad])
+    assert bad[0] in capsys.readouterr().err
+
+
+def test_raw_replies_and_failures_are_logged(tmp_path):
+    log = tmp_path / "out" / "responses.jsonl"
+    fail = Reply(status=500, error="boom")
+    behaviour = Behaviour(responder=lambda p, r: fail if r["prompt"] == "bad" else echo(p, r))
+    requests = [CompletionRequest("ok"), CompletionRequest("bad")]
+    with serve(behaviour) as url:
+        first = client(url, tmp_path, max_retries=1, log_path=log).run(requests)
+        client(url, tmp_path, max_retries=0, log_path=log).run(requests[:1])
+    assert isinstance(first[0], LLMReply) and isinstance(first[1], LLMError)
+    assert first[1].status == 500 and "HTTP 500: boom" in str(first[1])
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    by_prompt = sorted(lines, key=lambda line: (line["request"]["prompt"], line.get("cached", 0)))
+    assert [(line["request"]["prompt"], line.get("cached")) for line in by_prompt] == [
+        ("bad", None),
+        ("ok", False),
+        ("ok", True),
+    ]
+    bad, ok, ok_cached = by_prompt
+    assert bad["status"] == 500 and "no answer after 2 tries" in bad["error"]
+    assert "response" not in bad  # a failure is never recorded as a reply
+    assert ok["url"] == url + "/completions" and ok["status"] == 200
+    assert ok["response"]["choices"][0]["text"] == "ko" and ok_cached["response"] == ok["response"]
+
+
+def test_stats_count_calls_cache_hits_failures_and_tokens(tmp_path):
+    fail = Reply(status=502)
+    behaviour = Behaviour(responder=lambda p, r: fail if r["prompt"] == "bad" else echo(p, r))
+    with serve(behaviour) as url:
+        client(url, tmp_path).run([CompletionRequest("a")])
+        llm = client(url, tmp_path, max_retries=1)
+        llm.run([CompletionRequest(p) for p in ("a", "b", "c", "bad")])
+    stats = llm.stats
+    assert (stats.calls, stats.cached, stats.failed) == (4, 1, 1)
+    assert (stats.prompt_tokens, stats.completion_tokens) == (20, 10)
+
+
+def test_a_server_that_is_down_stops_the_run(tmp_path):
+    requests = [CompletionRequest(str(i)) for i in range(100)]
+    started = time.monotonic()
+    with pytest.raises(LLMError, match="the server looks down"):
+        client("http://127.0.0.1:9/v1", tmp_path, concurrency=2, max_retries=1).run(requests)
+    assert time.monotonic() - started < 10
+
+
+def test_missing_logprob_is_nan_and_malformed_logprobs_are_refused():
+    value = {"tokens": ["a", "b"], "token_logprobs": [None, -1.0], "top_logprobs": None}
+    first, second = parse_logprobs(value) or ()
+    assert math.isnan(first.logprob) and second == TokenLogprob("b", -1.0, ())
+    assert parse_logprobs({"content": None}) is None
+    for bad in ({"content": [{"token": "a"}]}, {**value, "token_logprobs": [-1.0]}):
+        with pytest.raises(ValueError, match="logprobs"):
+            parse_logprobs(bad)
+
+
+def test_import_loads_neither_numpy_nor_the_core():
+    code = (
+        "import sys, pfgen_fast.common.llm; "
+        "assert 'numpy' not in sys.modules and 'pfgen_fast._core' not in sys.modules"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ
+    )
+    assert result.returncode == 0, result.stderr
