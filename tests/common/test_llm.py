@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from openai_server import Behaviour, Reply, serve
 
+from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import (
     ChatRequest,
     CompletionRequest,
@@ -218,6 +219,33 @@ def test_progress_counts_every_request(tmp_path):
     with serve(Behaviour(responder=echo)) as url:
         client(url, tmp_path).run([CompletionRequest(str(i)) for i in range(5)], seen.append_pair)
     assert seen == [(i, 5) for i in range(1, 6)]
+
+
+def test_results_are_handed_over_as_they_come(tmp_path):
+    slow_first = Behaviour(
+        responder=lambda p, r: Reply(text=r["prompt"], delay=0.3 * (r["prompt"] == "0"))
+    )
+    seen: list[tuple[int, str]] = []
+    with serve(slow_first) as url:
+        results = client(url, tmp_path).run(
+            [CompletionRequest(str(i)) for i in range(3)],
+            on_result=lambda index, result: seen.append((index, result.text)),
+        )
+    assert [r.text for r in results] == ["0", "1", "2"]
+    assert sorted(seen[:2]) == [(1, "1"), (2, "2")] and seen[2] == (0, "0")
+
+
+def test_an_exception_from_a_callback_stops_the_run(tmp_path):
+    behaviour = Behaviour(responder=lambda p, r: Reply(text="x", delay=0.2))
+
+    def stop(index: int, result: Any) -> None:
+        raise PfgenError("enough")
+
+    with serve(behaviour) as url, pytest.raises(PfgenError, match="enough"):
+        client(url, tmp_path, concurrency=2).run(
+            [CompletionRequest(str(i)) for i in range(20)], on_result=stop
+        )
+    assert len(behaviour.received) <= 4
 
 
 def test_second_run_makes_no_call_even_in_a_new_process(tmp_path):

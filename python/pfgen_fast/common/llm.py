@@ -366,11 +366,14 @@ class LLMClient:
         self,
         requests: Sequence[ChatRequest | CompletionRequest],
         progress: Callable[[int, int], None] | None = None,
+        *,
+        on_result: Callable[[int, LLMReply | LLMError], None] | None = None,
     ) -> list[LLMReply | LLMError]:
-        """The replies in request order (an LLMError where a call failed for good);
-        `progress(done, total)` after each. Not callable from a running event loop."""
+        """The replies in request order (an LLMError where a call failed for good). As each
+        request is done, `on_result(index, result)` then `progress(done, total)` are called
+        (an exception they raise stops the run). Not callable from a running event loop."""
         with self.opened_log() as log:
-            return asyncio.run(self.run_all(list(requests), progress, log))
+            return asyncio.run(self.run_all(list(requests), progress, on_result, log))
 
     @contextmanager
     def opened_log(self) -> Iterator[IO[str] | None]:
@@ -399,6 +402,7 @@ class LLMClient:
         self,
         requests: list[ChatRequest | CompletionRequest],
         progress: Callable[[int, int], None] | None,
+        on_result: Callable[[int, LLMReply | LLMError], None] | None,
         log: IO[str] | None,
     ) -> list[LLMReply | LLMError]:
         results: list[LLMReply | LLMError | None] = [None] * len(requests)
@@ -442,6 +446,8 @@ class LLMClient:
             self.write_log(log, entry)
             results[index] = result
             done += 1
+            if on_result is not None:
+                on_result(index, result)
             if progress is not None:
                 progress(done, len(results))
             if isinstance(result, LLMError) and failures_in_a_row >= down_after:
