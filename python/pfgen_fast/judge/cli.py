@@ -1,0 +1,181 @@
+"""`python -m pfgen_fast judge pairwise|rank|pointwise ...`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.jsonl import dumps_line
+from pfgen_fast.common.llm import LLMStats, add_llm_arguments, client_from_args
+from pfgen_fast.common.tables import print_table
+from pfgen_fast.judge.items import PairItem, load_items
+from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, judge_pairs, summarise
+from pfgen_fast.judge.prompts import PROMPT_VARIANTS, PairwisePrompt
+from pfgen_fast.judge.runs import data_directory, load_questions, load_run, run_pairs
+
+DESCRIPTION = "pairwise LLM-as-a-judge with verdict probabilities, rankings, a 10-point judge"
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number above 0")
+    return value
+
+
+def add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "items",
+        nargs="?",
+        type=Path,
+        metavar="ITEMS.jsonl",
+        help="pairs: id, question, reference (optional), answer_a, answer_b, labels (optional)",
+    )
+    parser.add_argument(
+        "--runs",
+        nargs=2,
+        type=Path,
+        metavar=("RUN_A", "RUN_B"),
+        help="judge two pfgen-bench run directories against each other (instead of ITEMS)",
+    )
+    parser.add_argument("--data", type=Path, help="pfgen-bench data/ for --runs")
+    parser.add_argument(
+        "--trials", type=positive_int, help="with --runs: the first N trials of each question"
+    )
+    parser.add_argument(
+        "--prompt",
+        choices=PROMPT_VARIANTS,
+        default="reason-then-result",
+        help="the verdict alone, or a reason then the verdict (default: reason-then-result)",
+    )
+    parser.add_argument(
+        "--criteria",
+        action="store_true",
+        help="generate evaluation criteria once per question and give them to the judge",
+    )
+    add_output_arguments(parser)
+    add_llm_arguments(parser)
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out", type=Path, help="write items.jsonl, summary.json and replies.jsonl into DIR"
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")
+    add_pairwise_arguments(
+        commands.add_parser(
+            "pairwise",
+            help="judge pairs in both orders; proposed, BS1 and BS2 verdicts and measures",
+            description="Judge pairs of answers in both presentation orders and aggregate the "
+            "probabilities of the verdict letters (the proposed method), with BS1 and BS2.",
+        )
+    )
+
+
+def progress_printer() -> Any:
+    """A progress line on a terminal's stderr, nothing otherwise."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\rjudged {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    return show
+
+
+def stats_record(stats: LLMStats) -> dict[str, int]:
+    return {
+        "calls": stats.calls,
+        "cached": stats.cached,
+        "failed": stats.failed,
+        "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.completion_tokens,
+    }
+
+
+def pairwise_items(args: argparse.Namespace) -> list[PairItem]:
+    if (args.items is None) == (args.runs is None):
+        raise PfgenError("judge pairwise: give ITEMS.jsonl or --runs RUN_A RUN_B (one of them)")
+    if args.items is not None:
+        if args.trials is not None or args.data is not None:
+            raise PfgenError("judge pairwise: --trials and --data go with --runs")
+        return load_items(args.items)
+    questions = load_questions(data_directory(args.data))
+    run_a, run_b = (load_run(directory, questions) for directory in args.runs)
+    return run_pairs(run_a, run_b, questions, args.trials)
+
+
+def write_outputs(out: Path, records: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+    write_atomically(out / "items.jsonl", b"".join(dumps_line(r) for r in records))
+    write_atomically(out / "summary.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+
+
+def show_pairwise(summary: dict[str, Any]) -> None:
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.1f}"
+
+    rows = []
+    for method in METHODS:
+        counts = summary["verdicts"][method]
+        rows.append([method, cell(summary[method]), *(counts[x] for x in ("A", "B", "C", "none"))])
+    title = (
+        f"{summary['prompt']} by {summary['judge_model']}: {summary['items']} items, "
+        f"{summary['errors']} errors, {summary['labelled']} with labels"
+    )
+    print_table(title, ["method", "concordance %", "A", "B", "C", "no verdict"], rows)
+    usage = summary["usage"]
+    print(
+        f"robustness {cell(summary['robustness'])} %, Fleiss' kappa "
+        f"{'-' if summary['fleiss_kappa'] is None else round(summary['fleiss_kappa'], 3)}, "
+        f"tie-breaks {summary['tie_breaks']}; calls {usage['calls']} "
+        f"(cached {usage['cached']}, failed {usage['failed']}), tokens "
+        f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out"
+    )
+
+
+def run_pairwise(args: argparse.Namespace) -> int:
+    items = pairwise_items(args)
+    prompt = PairwisePrompt(
+        reasoning=args.prompt == "reason-then-result", with_criteria=args.criteria
+    )
+    log = args.out / "replies.jsonl" if args.out is not None else None
+    with client_from_args(args, log_path=log) as client:
+        setup = JudgeSetup(prompt, client.base_url, client.model)
+        records = judge_pairs(client, items, setup, progress_printer())
+        summary = {"prompt": prompt.name, "judge_model": client.model, **summarise(records)}
+        summary["usage"] = stats_record(client.stats)
+    if args.out is not None:
+        write_outputs(args.out, records, summary)
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps({"items": records, "summary": summary}) + b"\n")
+    else:
+        show_pairwise(summary)
+    return report_errors(records)
+
+
+def report_errors(records: list[dict[str, Any]]) -> int:
+    """Items that could not be judged are named on stderr; the status is then 1."""
+    failed = [r for r in records if "error" in r]
+    for record in failed:
+        print(f"error: item {record['id']!r}: {record['error']}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.judge_command == "pairwise":
+        return run_pairwise(args)
+    raise PfgenError(f"judge: unknown command {args.judge_command}")

@@ -1,0 +1,126 @@
+"""pfgen-bench runs as judge input: the answers of a run's trials file question by question
+(in file order: the t-th answer to a question is trial t), the questions and their model
+answers (`note`) from the benchmark's `Qxx.json`, and the run's overall score (`result.json`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from pfgen_fast.common.errors import DataError, InputError, PfgenError
+from pfgen_fast.common.files import read_bytes
+from pfgen_fast.common.jsonl import iter_json_lines, require
+from pfgen_fast.judge.items import PairItem
+
+TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str  # Q01 ...
+    text: str
+    reference: str  # the question's model answer (`note`)
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str  # the run's directory as given
+    directory: Path
+    answers: dict[str, list[str]]  # question text -> answers in trial order
+
+
+def data_directory(given: Path | None) -> Path:
+    """`--data`, else `$PFGEN_BENCH_DIR/data`."""
+    if given is not None:
+        return given
+    bench = os.environ.get("PFGEN_BENCH_DIR")
+    if not bench:
+        raise PfgenError("pfgen-bench data: give --data DIR or set PFGEN_BENCH_DIR")
+    return Path(bench) / "data"
+
+
+def load_questions(directory: Path) -> list[Question]:
+    """The questions of `Qxx.json` files, in file name order."""
+    paths = sorted(directory.glob("Q*.json"))
+    if not paths:
+        raise DataError(f"{directory}: no Qxx.json files")
+    questions = []
+    for path in paths:
+        try:
+            value = orjson.loads(read_bytes(path))
+        except orjson.JSONDecodeError as error:
+            raise DataError(f"{path}: not valid JSON: {error}") from None
+        if not isinstance(value, dict):
+            raise DataError(f"{path}: expected a JSON object")
+        try:
+            questions.append(
+                Question(
+                    require(value, "question_id", str, str(path)),
+                    require(value, "question", str, str(path)),
+                    require(value, "note", str, str(path)),
+                )
+            )
+        except InputError as error:
+            raise DataError(str(error)) from None
+    return questions
+
+
+def trials_file(directory: Path) -> Path:
+    for name in TRIALS_NAMES:
+        if (directory / name).is_file():
+            return directory / name
+    raise InputError(f"{directory}: no trials.jsonl.xz or trials.jsonl")
+
+
+def load_run(directory: Path, questions: list[Question]) -> Run:
+    known = {question.text for question in questions}
+    answers: dict[str, list[str]] = {}
+    path = trials_file(directory)
+    for line in iter_json_lines(path):
+        question = require(line.value, "question", str, line.where)
+        if question not in known:
+            raise InputError(f'{line.where}: field "question": not a question of the data')
+        answers.setdefault(question, []).append(require(line.value, "answer", str, line.where))
+    return Run(str(directory), directory, answers)
+
+
+def run_pairs(
+    run_a: Run, run_b: Run, questions: list[Question], trials: int | None
+) -> list[PairItem]:
+    """Run A's and run B's answers to the same question in the same trial, question by question
+    (id `Qxx/t`, t from 1), for the trials both runs have (at most `trials`)."""
+    items = []
+    for question in questions:
+        a = run_a.answers.get(question.text, [])
+        b = run_b.answers.get(question.text, [])
+        count = min(len(a), len(b)) if trials is None else min(len(a), len(b), trials)
+        for t in range(count):
+            items.append(
+                PairItem(
+                    id=f"{question.id}/{t + 1}",
+                    question=question.text,
+                    reference=question.reference,
+                    answer_a=a[t],
+                    answer_b=b[t],
+                    model_a=run_a.name,
+                    model_b=run_b.name,
+                )
+            )
+    if not items:
+        raise InputError(f"{run_a.directory}, {run_b.directory}: no question answered by both")
+    return items
+
+
+def run_score(directory: Path) -> float:
+    """The overall score in the run's result.json."""
+    path = directory / "result.json"
+    try:
+        value = orjson.loads(read_bytes(path))
+    except orjson.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return float(require(value, "score", (int, float), str(path)))

@@ -1,0 +1,187 @@
+"""`judge pairwise` end to end against a local judge that returns log-probabilities: verdicts
+compared with the from-spec reference, requests as the paper makes them, the cache, outputs,
+and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from judge_reference import spec_concordance, spec_fleiss, spec_order, spec_pair
+from judge_server import ScriptedJudge
+from openai_server import Behaviour, serve
+
+from pfgen_fast.cli import main
+
+FIGURE_1 = ("甲の回答です。", "乙の回答です。")
+C_MISSING = ("丙の回答です。", "丁の回答です。")
+TIE = ("戊の回答です。", "己の回答です。")
+AGREE_C = ("庚の回答です。", "辛の回答です。")
+UNSCRIPTED = ("壬の回答です。", "癸の回答です。")
+
+SCRIPT = {
+    FIGURE_1: ("A", {"A": 0.7, "B": 0.1, "C": 0.06}),
+    FIGURE_1[::-1]: ("A", {"A": 0.6, "B": 0.4, "C": 0.1}),
+    C_MISSING: ("B", {"A": 0.1, "B": 0.8}),
+    C_MISSING[::-1]: ("A", {"A": 0.85, "B": 0.05}),
+    TIE: ("A", {"A": 0.5, "B": 0.25}),
+    TIE[::-1]: ("A", {"A": 0.5, "B": 0.25}),
+    AGREE_C: ("C", {"A": 0.2, "B": 0.1, "C": 0.6}),
+    AGREE_C[::-1]: ("C", {"A": 0.1, "B": 0.3, "C": 0.5}),
+}
+PAIRS = {"fig1": FIGURE_1, "c-missing": C_MISSING, "tie": TIE, "agree-c": AGREE_C}
+LABELS = {
+    "fig1": ["A", "A", "C"],
+    "c-missing": ["B", "B", "B"],
+    "tie": ["C", "A", "C"],
+    "agree-c": ["C", "B", "C"],
+    "other": ["A", "B", "B"],
+}
+
+
+def write_items(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    return path
+
+
+def item_rows() -> list[dict[str, Any]]:
+    rows = []
+    for name, (a, b) in {**PAIRS, "other": UNSCRIPTED}.items():
+        question = "時計の長針と短針が1日に重なる回数は？" if name != "other" else "Rubyとは？"
+        rows.append(
+            {
+                "id": name,
+                "question": question,
+                "reference": "22回です。",
+                "answer_a": a,
+                "answer_b": b,
+                "labels": LABELS[name],
+            }
+        )
+    return rows
+
+
+def judge_cli(capsys: pytest.CaptureFixture[str], url: str, *args: str) -> tuple[int, str, str]:
+    code = main(["judge", "pairwise", *args, "--base-url", url, "--judge-model", "judge-1"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    ("prompt", "criteria"), [("result-only", False), ("reason-then-result", True)]
+)
+def test_verdicts_match_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], prompt: str, criteria: bool
+) -> None:
+    items = write_items(tmp_path / "items.jsonl", item_rows())
+    judge = ScriptedJudge(SCRIPT)
+    behaviour = Behaviour(responder=judge)
+    extra = ["--criteria"] if criteria else []
+    with serve(behaviour) as url:
+        code, out, err = judge_cli(capsys, url, str(items), "--prompt", prompt, "--json", *extra)
+    assert (code, err) == (0, "")
+    result = json.loads(out)
+    reasoning = prompt == "reason-then-result"
+    verdicts = {}
+    for row, record in zip(item_rows(), result["items"], strict=True):
+        a, b = row["answer_a"], row["answer_b"]
+        expected = spec_pair(
+            spec_order(judge.reference_reply(a, b, reasoning), reasoning),
+            spec_order(judge.reference_reply(b, a, reasoning), reasoning),
+        )
+        assert record["id"] == row["id"]
+        assert record["verdict"] == {m: expected[m] for m in ("proposed", "bs1", "bs2")}
+        assert record["consistent"] == expected["consistent"]
+        assert [order["shown_first"] for order in record["orders"]] == ["A", "B"]
+        verdicts[row["id"]] = record["verdict"]
+    assert verdicts["fig1"] == {"proposed": "A", "bs1": None, "bs2": "C"}
+    assert verdicts["c-missing"] == {"proposed": "B", "bs1": "B", "bs2": "B"}
+    assert verdicts["tie"] == {"proposed": "C", "bs1": None, "bs2": "C"}
+    assert result["items"][2]["tie_broken"] is True
+    assert result["items"][1]["orders"][0]["probabilities"]["C"] == 0.0
+    if reasoning:  # the lone letter inside the reason is not the verdict
+        assert result["items"][0]["orders"][0]["position"] == 5
+    labels = [row["labels"] for row in item_rows()]
+    summary = result["summary"]
+    for method in ("proposed", "bs1", "bs2"):
+        expected_cr = spec_concordance([verdicts[r["id"]][method] for r in item_rows()], labels)
+        assert summary[method] == pytest.approx(expected_cr)
+    assert summary["fleiss_kappa"] == pytest.approx(spec_fleiss(labels))
+    consistent = [r["consistent"] for r in result["items"]]
+    assert summary["robustness"] == pytest.approx(sum(consistent) / len(consistent))
+    # two orders per item, criteria once per question, with the paper's parameters
+    assert judge.judged == 2 * len(labels)
+    assert judge.criteria == (2 if criteria else 0)
+    bodies = [body for _, body in behaviour.received if "logprobs" in body]
+    assert len(bodies) == 2 * len(labels)
+    for body in bodies:
+        assert (body["logprobs"], body["top_logprobs"], body["temperature"]) == (True, 20, 0)
+        assert body.get("max_tokens") == (None if reasoning else 1)
+    assert summary["usage"]["calls"] == len(behaviour.received)
+
+
+def test_second_run_makes_no_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = write_items(tmp_path / "items.jsonl", item_rows())
+    behaviour = Behaviour(responder=ScriptedJudge(SCRIPT))
+    with serve(behaviour) as url:
+        first = judge_cli(capsys, url, str(items), "--criteria", "--json")
+        calls = len(behaviour.received)
+        second = judge_cli(capsys, url, str(items), "--criteria", "--json")
+        assert len(behaviour.received) == calls
+    first_result, second_result = json.loads(first[1]), json.loads(second[1])
+    assert second_result["items"] == first_result["items"]
+    assert second_result["summary"]["usage"]["calls"] == 0
+    assert second_result["summary"]["usage"]["cached"] == calls
+
+
+def test_out_directory_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = write_items(tmp_path / "items.jsonl", item_rows())
+    with serve(Behaviour(responder=ScriptedJudge(SCRIPT))) as url:
+        code, out, _ = judge_cli(capsys, url, str(items), "--out", str(tmp_path / "out"))
+    assert code == 0
+    assert out.splitlines()[0].startswith("method\tconcordance %")
+    assert "robustness" in out
+    records = [json.loads(line) for line in (tmp_path / "out/items.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in records] == list(LABELS)
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["items"] == len(LABELS)
+    replies = (tmp_path / "out/replies.jsonl").read_text().splitlines()
+    assert len(replies) == 2 * len(LABELS)
+
+
+def test_server_without_logprobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = write_items(tmp_path / "items.jsonl", item_rows())
+    with serve(Behaviour(responder=ScriptedJudge(SCRIPT, logprobs=False))) as url:
+        code, out, err = judge_cli(capsys, url, str(items))
+    assert code == 1
+    assert out == ""
+    assert len(err.splitlines()) == 1
+    assert "returned no log-probabilities" in err and err.startswith("error: ")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"answer_b": None}, 'items.jsonl:2: field "answer_b": missing'),
+        ({"answer_a": "  "}, 'items.jsonl:2: field "answer_a": empty answer'),
+        ({"id": "fig1"}, "items.jsonl:2: field \"id\": duplicate id 'fig1' (first at line 1)"),
+        ({"labels": ["A", "D", "C"]}, "items.jsonl:2: field \"labels\": 'D' is not"),
+        ({"labels": ["A", "B"]}, 'items.jsonl:2: field "labels": 2 labels, but line 1 has 3'),
+    ],
+)
+def test_bad_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, Any], message: str
+) -> None:
+    rows = item_rows()
+    rows[1].update(change)
+    rows[1] = {k: v for k, v in rows[1].items() if v is not None}
+    items = write_items(tmp_path / "items.jsonl", rows)
+    behaviour = Behaviour(responder=ScriptedJudge(SCRIPT))
+    with serve(behaviour) as url:
+        code, out, err = judge_cli(capsys, url, str(items))
+    assert (code, out) == (1, "")
+    assert len(err.splitlines()) == 1
+    assert message in err
+    assert behaviour.received == []

@@ -1,0 +1,73 @@
+"""`judge pairwise --runs`: two published pfgen-bench runs judged question by question, trial by
+trial, with the questions' model answers from the benchmark data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from judge_server import ScriptedJudge
+from openai_server import Behaviour, serve
+
+from conftest import published_runs
+from pfgen_fast.cli import main
+
+
+def test_two_runs(bench: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_a, run_b = published_runs()[:2]
+    judge = ScriptedJudge()
+    with serve(Behaviour(responder=judge)) as url:
+        code = main(
+            [
+                "judge",
+                "pairwise",
+                "--runs",
+                str(run_a),
+                str(run_b),
+                "--data",
+                str(bench / "data"),
+                "--trials",
+                "2",
+                "--prompt",
+                "result-only",
+                "--json",
+                "--base-url",
+                url,
+                "--judge-model",
+                "judge-1",
+            ]
+        )
+    out = capsys.readouterr().out
+    assert code == 0
+    items = json.loads(out)["items"]
+    assert [item["id"] for item in items[:3]] == ["Q01/1", "Q01/2", "Q02/1"]
+    assert len(items) == 100
+    assert {(item["model_a"], item["model_b"]) for item in items} == {(str(run_a), str(run_b))}
+    assert judge.judged == 200
+
+
+def test_run_with_unknown_question(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "trials.jsonl").write_text(json.dumps({"question": "謎の質問", "answer": "x"}) + "\n")
+    code = main(
+        [
+            "judge",
+            "pairwise",
+            "--runs",
+            str(run),
+            str(run),
+            "--data",
+            str(bench / "data"),
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--judge-model",
+            "judge-1",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err == f'error: {run}/trials.jsonl:1: field "question": not a question of the data\n'
