@@ -1,0 +1,102 @@
+"""Character-level OCR scores: cc-ocr's bag-of-characters F1 (Japanese setting) and the
+normalised edit similarity of jawildtext-handwriting-ocr."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pfgen_fast import _core
+from pfgen_fast.evalmm.tokenize import TokenBatch
+
+SPACES = re.compile(r"\s+")
+LINE_SPACES = re.compile(r"[ \t]+")
+# cc-ocr's guard against empty denominators.
+EPSILON = 1e-9
+
+
+def cc_ocr_characters(text: Any) -> list[str]:
+    """The text's characters as cc-ocr counts them: marks `###`/`***` and all whitespace
+    removed, each character lower-cased (which may give more than one code point)."""
+    text = str(text).strip().replace("\t", " ").replace("\n", " ")
+    text = text.replace("###", "").replace("***", "")
+    text = SPACES.sub(" ", text).replace(" ", "")
+    return [lowered for c in text if (lowered := c.lower())]
+
+
+def overlap_counts(refs: Sequence[Any], preds: Sequence[Any]) -> list[tuple[int, int, int]]:
+    """(shared characters, |gt|, |pred|) per pair."""
+    batch = TokenBatch(cc_ocr_characters)
+    left = batch.indexes([str(ref) for ref in refs])
+    right = batch.indexes([str(pred) for pred in preds])
+    ids, offsets = batch.arrays()
+    shared = _core.evalmm_bag_overlap(ids, offsets, left, right)
+    lengths = np.diff(offsets.astype(np.int64))
+    return [
+        (int(right_count), int(lengths[g]), int(lengths[p]))
+        for right_count, g, p in zip(shared, left, right, strict=True)
+    ]
+
+
+def f1_of_counts(right: int, gt_len: int, pred_len: int) -> tuple[float, float, float]:
+    """(recall, precision, F1) as cc-ocr computes them."""
+    recall = right / (gt_len + EPSILON) if gt_len > 0 else 0.0
+    precision = right / (pred_len + EPSILON) if pred_len > 0 else 0.0
+    f1 = 2 * recall * precision / (recall + precision + EPSILON) if recall + precision else 0.0
+    return recall, precision, f1
+
+
+def cc_ocr_aggregate(counts: Sequence[tuple[int, int, int]]) -> dict[str, Any]:
+    """Mean sample F1 as overall score; macro means and pooled (micro) values in the details."""
+    per_sample = [f1_of_counts(*c) for c in counts]
+    n = len(per_sample)
+    macro_r = sum(s[0] for s in per_sample) / (n + EPSILON)
+    macro_p = sum(s[1] for s in per_sample) / (n + EPSILON)
+    macro_f1 = 2 * macro_r * macro_p / (macro_r + macro_p + EPSILON) if macro_r + macro_p else 0.0
+    micro_r, micro_p, micro_f1 = f1_of_counts(
+        sum(c[0] for c in counts), sum(c[1] for c in counts), sum(c[2] for c in counts)
+    )
+    mean_f1 = sum(s[2] for s in per_sample) / n if n else 0.0
+    return {
+        "overall_score": mean_f1,
+        "details": {
+            "mean_sample_f1": mean_f1,
+            "macro_recall": macro_r,
+            "macro_precision": macro_p,
+            "macro_f1": macro_f1,
+            "micro_recall": micro_r,
+            "micro_precision": micro_p,
+            "micro_f1": micro_f1,
+            "metric_config": {"language": "ja", "unit": "character"},
+        },
+    }
+
+
+def handwriting_normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("\\n", "\n").replace("\r\n", "\n")
+    lines = (LINE_SPACES.sub(" ", line.strip()) for line in text.split("\n"))
+    return "\n".join(lines).lower()
+
+
+def handwriting_scores(refs: Sequence[str], preds: Sequence[str]) -> list[float]:
+    """max(0, 1 - edit distance / |ref|) over normalised code points; both empty 1, empty
+    reference 0."""
+    normalized_refs = [handwriting_normalize(ref) for ref in refs]
+    normalized_preds = [handwriting_normalize(pred) for pred in preds]
+    batch = TokenBatch(list)
+    left = batch.indexes(normalized_refs)
+    right = batch.indexes(normalized_preds)
+    ids, offsets = batch.arrays()
+    distances = _core.evalmm_levenshtein(ids, offsets, left, right)
+    scores = []
+    for ref, pred, distance in zip(normalized_refs, normalized_preds, distances, strict=True):
+        if not ref:
+            scores.append(1.0 if not pred else 0.0)
+        else:
+            scores.append(max(0.0, 1.0 - int(distance) / len(ref)))
+    return scores

@@ -1,0 +1,23 @@
+"""ROUGE-L as llm-jp-eval-mm's `rougel` metric reports it per item: 100 × the LCS F-measure of
+the MeCab (unidic-lite) tokens. Its per-item bootstrap of a single value returns that value, so
+it is computed directly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from pfgen_fast import _core
+from pfgen_fast.evalmm.tokenize import TokenBatch, check_neologdn, rouge_tokens
+
+
+def rouge_l_scores(
+    refs: Sequence[str], preds: Sequence[str], *, use_neologdn: bool = False
+) -> list[float]:
+    if use_neologdn:
+        check_neologdn()
+    batch = TokenBatch(partial(rouge_tokens, use_neologdn=use_neologdn))
+    left = batch.indexes(refs)
+    right = batch.indexes(preds)
+    ids, offsets = batch.arrays()
+    return _core.evalmm_rouge_l(ids, offsets, left, right).tolist()

@@ -1,0 +1,158 @@
+"""The registry: metric name → what it needs from each document, how it scores a batch and how
+it aggregates, as llm-jp-eval-mm's scorers of the same names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.evalmm import aggregates, match, ocr
+
+Doc = dict[str, Any]
+Aggregate = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Choices of a scoring run. `judge` is a `judges.Judge` for the metrics that call one."""
+
+    use_neologdn: bool = False
+    fix_quirks: bool = False
+    judge: Any = None
+    judge_errors: str = "exclude"
+
+
+@dataclass(frozen=True)
+class Batch:
+    refs: Sequence[Any]
+    preds: Sequence[str]
+    docs: Sequence[Doc]
+    options: Options = field(default_factory=Options)
+
+
+@dataclass(frozen=True)
+class Scorer:
+    name: str
+    score: Callable[[Batch], list[Any]]
+    aggregate: Callable[[list[Any], Batch], Aggregate]
+    # Document fields each item must carry, with their JSON types.
+    fields: tuple[tuple[str, type | tuple[type, ...]], ...] = ()
+    # Further checks of one document (raising InputError naming `where` and the field).
+    check: Callable[[Doc, str], None] | None = None
+    # Reference types accepted (a list only where the original takes lists).
+    ref_kinds: tuple[type, ...] = (str,)
+    needs_judge: bool = False
+
+
+def per_item(function: Callable[[Any, str], Any]) -> Callable[[Batch], list[Any]]:
+    def score(batch: Batch) -> list[Any]:
+        return [function(ref, pred) for ref, pred in zip(batch.refs, batch.preds, strict=True)]
+
+    return score
+
+
+def simple(key: str) -> Callable[[list[Any], Batch], Aggregate]:
+    return lambda scores, _batch: aggregates.simple(key, scores)
+
+
+def by_docs(
+    function: Callable[[list[Any], Sequence[Doc]], Aggregate],
+) -> Callable[[list[Any], Batch], Aggregate]:
+    return lambda scores, batch: function(scores, batch.docs)
+
+
+def score_rougel(batch: Batch) -> list[Any]:
+    from pfgen_fast.evalmm.rouge import rouge_l_scores
+
+    return rouge_l_scores(batch.refs, batch.preds, use_neologdn=batch.options.use_neologdn)
+
+
+def score_jdocqa(batch: Batch) -> list[Any]:
+    """Types 0-2 by normalised containment, type 3 by sentence BLEU (one batch)."""
+    from pfgen_fast.evalmm.bleu import sentence_bleu_scores
+
+    scores: list[Any] = [0] * len(batch.preds)
+    open_ended = [i for i, doc in enumerate(batch.docs) if doc["answer_type"] == 3]
+    bleu = sentence_bleu_scores(
+        [batch.refs[i] for i in open_ended], [batch.preds[i] for i in open_ended]
+    )
+    for i, value in zip(open_ended, bleu, strict=True):
+        scores[i] = value
+    for i, doc in enumerate(batch.docs):
+        if doc["answer_type"] != 3:
+            scores[i] = match.jdocqa_contains(batch.refs[i], batch.preds[i])
+    return scores
+
+
+def check_jdocqa_type(doc: Doc, where: str) -> None:
+    if doc["answer_type"] not in aggregates.JDOCQA_TYPES:
+        raise InputError(f'{where}: field "answer_type": expected 0, 1, 2 or 3')
+
+
+def score_cc_ocr(batch: Batch) -> list[Any]:
+    return [ocr.f1_of_counts(*counts)[2] for counts in ocr.overlap_counts(batch.refs, batch.preds)]
+
+
+def aggregate_cc_ocr(_scores: list[Any], batch: Batch) -> Aggregate:
+    """From the character counts (the pooled figures need them, not only the F1s)."""
+    return ocr.cc_ocr_aggregate(ocr.overlap_counts(batch.refs, batch.preds))
+
+
+def score_handwriting(batch: Batch) -> list[Any]:
+    return ocr.handwriting_scores(batch.refs, batch.preds)
+
+
+SCORERS: dict[str, Scorer] = {}
+
+
+def register(scorer: Scorer) -> None:
+    SCORERS[scorer.name] = scorer
+
+
+register(Scorer("exact-match", per_item(match.exact_match), simple("exact_match")))
+register(
+    Scorer(
+        "substring-match",
+        per_item(match.substring_match),
+        simple("substring_match"),
+        ref_kinds=(str, list),
+    )
+)
+register(Scorer("rougel", score_rougel, simple("rougel")))
+register(
+    Scorer(
+        "jdocqa",
+        score_jdocqa,
+        by_docs(aggregates.jdocqa),
+        fields=(("answer_type", int),),
+        check=check_jdocqa_type,
+    )
+)
+register(
+    Scorer(
+        "jic-vqa", per_item(match.contains), by_docs(aggregates.by_domain), (("domain", str),)
+    )
+)
+register(
+    Scorer(
+        "mecha-ja",
+        per_item(match.contains),
+        by_docs(aggregates.mecha_ja),
+        fields=(("answer_type", int), ("background_text", (str, type(None))), ("question_id", str)),
+    )
+)
+register(Scorer("cc-ocr", score_cc_ocr, aggregate_cc_ocr))
+register(Scorer("ai2d", per_item(match.ai2d_match), simple("ai2d")))
+register(Scorer("blink", per_item(match.blink_match), simple("blink")))
+register(
+    Scorer("jawildtext-handwriting-ocr", score_handwriting, simple("jawildtext_handwriting_ocr"))
+)
+
+
+def get_scorer(name: str) -> Scorer:
+    scorer = SCORERS.get(name)
+    if scorer is None:
+        raise PfgenError(f"unknown metric {name!r} (one of {', '.join(sorted(SCORERS))})")
+    return scorer

@@ -1,0 +1,92 @@
+//! Bindings of pfgen_core::evalmm: batches of token-id texts in, one value per pair out.
+
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use pfgen_core::evalmm::{self, Texts};
+
+/// Runs `score` over the pairs (texts[left[i]], texts[right[i]]) without the GIL.
+fn pairs<T, F>(
+    py: Python<'_>,
+    ids: PyReadonlyArray1<'_, u32>,
+    offsets: PyReadonlyArray1<'_, u64>,
+    left: PyReadonlyArray1<'_, u64>,
+    right: PyReadonlyArray1<'_, u64>,
+    score: F,
+) -> PyResult<Vec<T>>
+where
+    T: Send + Default + Clone,
+    F: Fn(&[u32], &[u32]) -> T + Sync + Send,
+{
+    let ids = ids.as_slice()?;
+    let offsets = offsets.as_slice()?;
+    let left = left.as_slice()?;
+    let right = right.as_slice()?;
+    py.detach(|| {
+        let texts = Texts::new(ids, offsets)?;
+        evalmm::score_pairs(&texts, left, right, score)
+    })
+    .map_err(|error| PyValueError::new_err(error.to_string()))
+}
+
+/// ROUGE-L F-measure × 100 of texts[right[i]] (prediction) against texts[left[i]] (reference).
+#[pyfunction]
+pub fn evalmm_rouge_l<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    offsets: PyReadonlyArray1<'py, u64>,
+    left: PyReadonlyArray1<'py, u64>,
+    right: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let out = pairs(py, ids, offsets, left, right, evalmm::rouge_l_f)?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// sacrebleu sentence BLEU / 100 of texts[left[i]] (hypothesis) against texts[right[i]].
+#[pyfunction]
+pub fn evalmm_sentence_bleu<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    offsets: PyReadonlyArray1<'py, u64>,
+    left: PyReadonlyArray1<'py, u64>,
+    right: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let out = pairs(py, ids, offsets, left, right, evalmm::sentence_bleu)?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Σ over ids of min(count in texts[left[i]], count in texts[right[i]]).
+#[pyfunction]
+pub fn evalmm_bag_overlap<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    offsets: PyReadonlyArray1<'py, u64>,
+    left: PyReadonlyArray1<'py, u64>,
+    right: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let out = pairs(py, ids, offsets, left, right, evalmm::bag_overlap)?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// The edit distance between texts[left[i]] and texts[right[i]].
+#[pyfunction]
+pub fn evalmm_levenshtein<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    offsets: PyReadonlyArray1<'py, u64>,
+    left: PyReadonlyArray1<'py, u64>,
+    right: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let out = pairs(py, ids, offsets, left, right, evalmm::levenshtein)?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Adds the functions above to the extension module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(evalmm_rouge_l, m)?)?;
+    m.add_function(wrap_pyfunction!(evalmm_sentence_bleu, m)?)?;
+    m.add_function(wrap_pyfunction!(evalmm_bag_overlap, m)?)?;
+    m.add_function(wrap_pyfunction!(evalmm_levenshtein, m)?)?;
+    Ok(())
+}
