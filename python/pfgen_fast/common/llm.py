@@ -478,7 +478,10 @@ class LLMClient:
                 return None
             reply = LLMReply("", None, None, {}, 400, True, raw)
         else:
-            reply = parse_reply(raw, isinstance(request, ChatRequest), status, cached=True)
+            try:
+                reply = parse_reply(raw, isinstance(request, ChatRequest), status, cached=True)
+            except MalformedReply:  # stored by another version of this client: ask again
+                return None
         self.stats.cached += 1
         return reply
 
