@@ -1,0 +1,66 @@
+"""Items read from a JSON lines file (`ref`, `pred` and the document fields a metric needs),
+checked field by field, then scored and aggregated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.jsonl import iter_json_lines, require, type_name
+from pfgen_fast.evalmm.scorers import Aggregate, Batch, Options, Scorer
+
+
+@dataclass
+class Items:
+    lines: list[dict[str, Any]]
+    wheres: list[str]
+
+    @property
+    def refs(self) -> list[Any]:
+        return [line["ref"] for line in self.lines]
+
+    @property
+    def preds(self) -> list[str]:
+        return [line["pred"] for line in self.lines]
+
+
+def check_item(scorer: Scorer, value: dict[str, Any], where: str) -> None:
+    """An InputError naming the field the metric needs and the item lacks or has wrong."""
+    ref = require(value, "ref", scorer.ref_kinds, where)
+    if isinstance(ref, list):
+        for index, element in enumerate(ref):
+            if not isinstance(element, str):
+                raise InputError(
+                    f'{where}: field "ref": element {index}: expected a string, '
+                    f"got {type_name(element)}"
+                )
+    require(value, "pred", str, where)
+    for name, kind in scorer.fields:
+        try:
+            require(value, name, kind, where)
+        except InputError as error:
+            raise InputError(f"{error} (metric {scorer.name} needs it)") from None
+    if scorer.check is not None:
+        scorer.check(value, where)
+
+
+def read_items(path: Path, scorer: Scorer) -> Items:
+    lines: list[dict[str, Any]] = []
+    wheres: list[str] = []
+    for line in iter_json_lines(path):
+        check_item(scorer, line.value, line.where)
+        lines.append(line.value)
+        wheres.append(line.where)
+    if not lines:
+        raise InputError(f"{path}: no items")
+    return Items(lines, wheres)
+
+
+def score_items(
+    scorer: Scorer, refs: list[Any], preds: list[str], docs: list[dict[str, Any]], options: Options
+) -> tuple[list[Any], Aggregate]:
+    batch = Batch(refs, preds, docs, options)
+    scores = scorer.score(batch)
+    return scores, scorer.aggregate(scores, batch)
