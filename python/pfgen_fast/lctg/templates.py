@@ -90,7 +90,12 @@ def load_templates(data_dir: Path, task: str) -> Templates:
     if len(prompts) != 1:
         raise DataError(f"{data_dir}: expected one system prompt in the scripts, found {prompts}")
     templates = Templates(task, prompts.pop(), prompt_functions(data_dir / PROMPT_MODULE))
-    for name in (REMOVER_FUNCTION, JUDGE_FUNCTION, RETRY_FUNCTION):
-        if PROBE not in templates.functions[name](task, PROBE, ""):
+    filled = {
+        REMOVER_FUNCTION: templates.remover(PROBE),
+        JUDGE_FUNCTION: templates.judge(PROBE, ""),
+        RETRY_FUNCTION: templates.judge_retry(PROBE, ""),
+    }
+    for name, prompt in filled.items():
+        if PROBE not in prompt:
             raise DataError(f"{data_dir / PROMPT_MODULE}: {name} has no prompt for task {task}")
     return templates

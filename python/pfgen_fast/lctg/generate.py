@@ -1,0 +1,86 @@
+"""Generations for a task through the shared LLM client, written in the benchmark generator's
+format (`generated_result_v1.jsonl`). The stored prompt of each constraint is sent as it is;
+generation n of a prompt carries seed + n, so the three samples are distinct requests (each
+cached on its own: an interrupted run resumes) and a re-run with the same seed repeats them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.jsonl import dumps_line
+from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
+
+OUTPUT_NAME = "generated_result_v1.jsonl"
+# The generator's limit on new tokens (its utils/output_tokens.py).
+MAX_NEW_TOKENS = 4096
+
+
+def generation_requests(
+    prompts: list[PromptRow],
+    system_prompt: str | None,
+    generations: int,
+    params: dict[str, Any],
+    seed: int,
+) -> list[ChatRequest]:
+    """Requests in the order prompt, constraint, generation."""
+    requests = []
+    for row in prompts:
+        for constraint in CONSTRAINTS:
+            messages = [{"role": "user", "content": row.prompts[constraint]}]
+            if system_prompt is not None:
+                messages.insert(0, {"role": "system", "content": system_prompt})
+            for n in range(generations):
+                requests.append(ChatRequest(messages, {**params, "seed": seed + n}))
+    return requests
+
+
+def generated_rows(
+    prompts: list[PromptRow], texts: list[str], model: str, generations: int
+) -> list[dict[str, Any]]:
+    """The generator's rows, from the texts in request order."""
+    rows = []
+    per_prompt = len(CONSTRAINTS) * generations
+    for index, row in enumerate(prompts):
+        mine = texts[index * per_prompt : (index + 1) * per_prompt]
+        record: dict[str, Any] = {
+            "generated_text_id": index,
+            "model": model,
+            "prompt_id": row.prompt_id,
+            "base_text": row.base_text,
+        }
+        for k, constraint in enumerate(CONSTRAINTS):
+            record[f"{constraint}_result"] = mine[k * generations : (k + 1) * generations]
+        rows.append(record)
+    return rows
+
+
+def generate(
+    client: LLMClient,
+    prompts: list[PromptRow],
+    *,
+    model: str,
+    system_prompt: str | None,
+    generations: int,
+    params: dict[str, Any],
+    seed: int,
+    out: Path,
+) -> Path:
+    """Generates every prompt's texts and writes the file; a PfgenError when calls failed for
+    good (the replies received are cached: a re-run resumes)."""
+    requests = generation_requests(prompts, system_prompt, generations, params, seed)
+    results = client.run(requests)
+    failed = [r for r in results if isinstance(r, LLMError)]
+    if failed:
+        raise PfgenError(
+            f"{len(failed)} of {len(results)} generation calls failed (first: {failed[0]}); "
+            "the replies received are cached: run the command again to resume"
+        )
+    texts = [r.text for r in results if isinstance(r, LLMReply)]
+    path = out / OUTPUT_NAME
+    rows = generated_rows(prompts, texts, model, generations)
+    write_atomically(path, b"".join(dumps_line(row) for row in rows))
+    return path

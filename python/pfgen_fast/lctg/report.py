@@ -1,0 +1,83 @@
+"""What an evaluation leaves behind: the per-item analysis (JSON lines), the score row as JSON
+and CSV, and the table a user sees. File names carry the task, so several tasks' results can
+share a folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.jsonl import dumps_line
+from pfgen_fast.common.tables import print_table, write_table
+from pfgen_fast.lctg.aggregate import COLUMNS, ConstraintScores, score_row, shown_row
+from pfgen_fast.lctg.evaluate import Item
+
+
+@dataclass(frozen=True)
+class OutputPaths:
+    analysis: Path
+    scores_json: Path
+    scores_csv: Path
+    replies: Path
+
+
+def output_paths(out: Path, task: str) -> OutputPaths:
+    return OutputPaths(
+        analysis=out / f"lctg-{task}-analysis.jsonl",
+        scores_json=out / f"lctg-{task}-scores.json",
+        scores_csv=out / f"lctg-{task}-scores.csv",
+        replies=out / f"lctg-{task}-replies.jsonl",
+    )
+
+
+def cell(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def details(scores: dict[str, ConstraintScores]) -> dict[str, Any]:
+    """Per constraint and iteration: the unrounded rates and their counts."""
+    return {
+        constraint: {
+            "ctg_iterations": s.ctg_iterations,
+            "ctg_satisfied": s.ctg_counts,
+            "quality_iterations": s.quality_iterations,
+            "quality_appropriate_judged": s.quality_counts,
+        }
+        for constraint, s in scores.items()
+    }
+
+
+def scores_document(
+    task: str,
+    model: str,
+    scores: dict[str, ConstraintScores],
+    judge: dict[str, Any],
+    prompts: tuple[int, int],
+) -> dict[str, Any]:
+    """The JSON document of one evaluation: shown scores first, then how they were made."""
+    return {
+        "task": task,
+        "model": model,
+        "scores": shown_row(score_row(scores)),
+        "judge": judge,
+        "prompts_scored": prompts[0],
+        "prompts_in_task": prompts[1],
+        "details": details(scores),
+    }
+
+
+def write_outputs(paths: OutputPaths, items: list[Item], document: dict[str, Any]) -> None:
+    write_atomically(paths.analysis, b"".join(dumps_line(item.record()) for item in items))
+    write_atomically(paths.scores_json, orjson.dumps(document, option=orjson.OPT_INDENT_2))
+    scores = document["scores"]
+    write_table(paths.scores_csv, ["model", *COLUMNS], [[document["model"], *scores.values()]])
+
+
+def print_scores(document: dict[str, Any]) -> None:
+    title = f"LCTG Bench {document['task']} (judge {document['judge']['model']})"
+    row = [document["model"], *(cell(v) for v in document["scores"].values())]
+    print_table(title, ["model", *COLUMNS], [row])

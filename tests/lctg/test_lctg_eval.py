@@ -1,0 +1,234 @@
+"""`lctg eval` end to end: the command line in a subprocess against a real HTTP server on
+127.0.0.1 playing the remover and the judge from tables keyed by the benchmark's own prompts.
+Synthetic generations cover the spec's quirks; the table must equal what the spec says the
+benchmark's scripts produce for the same stand-in answers; a second run makes no call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lctg_reference import (
+    reference_table,
+    spec_char_count,
+    spec_format,
+    spec_keyword,
+    spec_prohibited,
+)
+from lctg_support import (
+    LCTG_DIR,
+    StandIn,
+    benchmark_prompt_module,
+    benchmark_system_prompt,
+    run_cli,
+)
+from openai_server import Behaviour, serve
+
+from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow, load_prompts
+
+TASK = "ad_text"
+PROMPTS = 10
+
+
+@dataclass(frozen=True)
+class Case:
+    """One generation: the raw text, the remover's text (None: HTTP 400), the judge's first
+    reply and its reply to the True/False retry."""
+
+    raw: str
+    cleaned: str | None
+    first: str
+    second: str = "わかりません"
+
+
+def body(row: PromptRow, tag: str) -> str:
+    return f"{row.keyword}で始める新しい毎日キャンペーン{tag}実施中"
+
+
+# Each case builder covers a quirk of the spec's list (§8) or a parsing rule of the judge.
+CASES: list[Callable[[PromptRow, str], Case]] = [
+    lambda r, t: Case(body(r, t), body(r, t), "適切"),  # kept as is
+    lambda r, t: Case(f"広告文：{body(r, t)}\n以上が広告文です。", body(r, t), "不適切"),  # header
+    lambda r, t: Case(f"短い{t}", f"短い{t}", " 適切\n"),  # quirk 2: None; judge blanks
+    lambda r, t: Case(f"拒否{t}{body(r, t)}", None, "不適切"),  # quirk 5: Invalid Error
+    lambda r, t: Case(f"説明のみ{t}", "", "適切です。", "True"),  # quirk 6, 7: retry True
+    lambda r, t: Case(body(r, t), body(r, t) + " ", "**適切**"),  # quirk 7: excluded
+    lambda r, t: Case(  # quirk 4: case and blanks inside the keyword
+        body(r, t).upper(),
+        body(r, t).upper().replace(r.keyword[:1], " " + r.keyword[:1]),
+        "不適切。",
+        " False\n",
+    ),
+    lambda r, t: Case(  # quirk 3: newlines count toward the length
+        body(r, t), "\n".join(body(r, t) + "。" * max(0, r.char_range[1] - 30)), "適切"
+    ),
+    lambda r, t: Case(f"{r.prohibited_word}の話：{body(r, t)}", body(r, t), "適切"),  # NG removed
+    lambda r, t: Case(body(r, t) + r.prohibited_word, body(r, t) + r.prohibited_word, "適切"),
+    lambda r, t: Case(f"短文{t}", body(r, t), "適切"),  # short raw, long cleaned
+    lambda r, t: Case("Invalid Error", "Invalid Error", "不適切"),  # quirk 7 of §4: sentinel
+    lambda r, t: Case(  # quirk 1: only the 6th-10th characters differ (a 5-window passes)
+        body(r, t)[:5] + "特別" + body(r, t)[5:], body(r, t), "適切"
+    ),
+    lambda r, t: Case(  # exact length at the upper bound
+        body(r, t), (body(r, t) * 9)[: r.char_range[1]], " 不適切 "
+    ),
+]
+
+
+@dataclass
+class Setup:
+    prompts: dict[int, PromptRow]
+    rows: list[dict[str, Any]]
+    cases: dict[tuple[int, str, int], Case]
+    stand_in: StandIn
+
+
+def build_setup() -> Setup:
+    prompts = load_prompts(LCTG_DIR, TASK)
+    chosen = list(prompts.values())[:PROMPTS]
+    stand_in = StandIn(TASK, benchmark_prompt_module(), benchmark_system_prompt())
+    rows, cases, n = [], {}, 0
+    for index, row in enumerate(chosen):
+        record: dict[str, Any] = {"generated_text_id": index, "model": "demo/model-7b"}
+        record.update(prompt_id=row.prompt_id, base_text=row.base_text)
+        for constraint in CONSTRAINTS:
+            texts = []
+            for iteration in range(3):
+                case = CASES[n % len(CASES)](row, f"{n:03d}")
+                n += 1
+                cases[(row.prompt_id, constraint, iteration)] = case
+                stand_in.add(case.raw, case.cleaned, row.base_text, case.first, case.second)
+                texts.append(case.raw)
+            record[f"{constraint}_result"] = texts
+        rows.append(record)
+    # A fourth generation is never scored, so it is never sent (its prompt is unknown).
+    rows[0]["format_result"].append("四つ目の生成は使われない")
+    return Setup(prompts, rows, cases, stand_in)
+
+
+def expected_table(setup: Setup) -> dict[str, str]:
+    """What the spec says the benchmark's scripts produce for these stand-in answers."""
+    ctg: dict[str, list[list[bool | None]]] = {c: [[], [], []] for c in CONSTRAINTS}
+    quality: dict[str, list[list[bool | str]]] = {c: [[], [], []] for c in CONSTRAINTS}
+    for (prompt_id, constraint, iteration), case in setup.cases.items():
+        row = setup.prompts[prompt_id]
+        cleaned = setup.stand_in.cleaned(case.raw)
+        ctg[constraint][iteration].append(spec_check(constraint, case.raw, cleaned, row))
+        quality[constraint][iteration].append(setup.stand_in.label(cleaned, row.base_text))
+    return reference_table(ctg, quality)
+
+
+def spec_check(constraint: str, raw: str, cleaned: str, row: PromptRow) -> bool | None:
+    if constraint == "format":
+        return spec_format(raw, cleaned)
+    if constraint == "char_count":
+        return spec_char_count(cleaned, *row.char_range)
+    if constraint == "keyword":
+        return spec_keyword(cleaned, row.keyword)
+    return spec_prohibited(cleaned, row.prohibited_word)
+
+
+@dataclass
+class Run:
+    setup: Setup
+    behaviour: Behaviour
+    base_url: str
+    generations: Path
+    out: Path
+    first: Any  # CompletedProcess of the first run
+
+
+def write_lines(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def eval_args(base_url: str, generations: Path, *extra: str) -> list[str]:
+    return [
+        "lctg", "eval", "--task", TASK, "--data", str(LCTG_DIR), "--base-url", base_url,
+        "--judge-model", "judge-1", "--max-retries", "0", str(generations), *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    setup = build_setup()
+    folder = tmp_path_factory.mktemp("lctg-eval")
+    generations = write_lines(folder / "generated_result_v1.jsonl", setup.rows)
+    behaviour = Behaviour(responder=setup.stand_in.responder())
+    with serve(behaviour) as base_url:
+        out = folder / "out"
+        first = run_cli(*eval_args(base_url, generations, "--out", str(out)))
+        yield Run(setup, behaviour, base_url, generations, out, first)
+
+
+def test_the_table_is_the_benchmarks(run: Run) -> None:
+    assert run.first.returncode == 0, run.first.stderr
+    document = json.loads((run.out / "lctg-ad_text-scores.json").read_text("utf-8"))
+    shown = {name: f"{value:.3f}" for name, value in document["scores"].items()}
+    assert shown == expected_table(run.setup)
+    assert document["model"] == "demo/model-7b"
+    assert document["judge"]["sampling"] == "temperature 0, seed 0"
+    assert (document["prompts_scored"], document["prompts_in_task"]) == (PROMPTS, 150)
+    csv_lines = (run.out / "lctg-ad_text-scores.csv").read_text("utf-8").splitlines()
+    assert csv_lines[0].startswith("model,Format-ctg,Format-qual,C-count-ctg")
+    assert csv_lines[1].startswith("demo/model-7b,")
+    # Not a terminal: the table is printed as tab-separated text.
+    assert "Format-ctg\tFormat-qual" in run.first.stdout
+
+
+def test_every_item_is_analysed_as_the_spec_says(run: Run) -> None:
+    lines = (run.out / "lctg-ad_text-analysis.jsonl").read_text("utf-8").splitlines()
+    items = [json.loads(line) for line in lines]
+    assert len(items) == PROMPTS * 4 * 3
+    for item in items:
+        case = run.setup.cases[(item["prompt_id"], item["constraint"], item["iteration"])]
+        row = run.setup.prompts[item["prompt_id"]]
+        cleaned = "Invalid Error" if case.cleaned is None else case.cleaned
+        assert (item["raw"], item["cleaned"]) == (case.raw, cleaned)
+        assert item["remover_status"] == (400 if case.cleaned is None else 200)
+        assert item["check"] == spec_check(item["constraint"], case.raw, cleaned, row)
+        assert item["quality"] == run.setup.stand_in.label(cleaned, row.base_text)
+    checks = {item["check"] for item in items}
+    assert checks == {True, False, None}
+    qualities = {repr(item["quality"]) for item in items}
+    assert {"True", "False", "'わかりません'"} <= qualities
+
+
+def test_every_prompt_sent_is_the_benchmarks_template_filled_in(run: Run) -> None:
+    stand_in = run.setup.stand_in
+    assert stand_in.unexpected == []
+    sent = {body["messages"][1]["content"] for _, body in run.behaviour.received}
+    # Every remover prompt was sent, and every first judge prompt; retries only when needed.
+    assert set(stand_in.remover) <= sent
+    assert set(stand_in.judge) <= sent
+    assert sent <= set(stand_in.remover) | set(stand_in.judge) | set(stand_in.retry)
+    assert all(p == {"temperature": 0, "seed": 0} for p in stand_in.params_seen)
+
+
+def test_a_second_run_makes_no_call(run: Run) -> None:
+    before = len(run.behaviour.received)
+    second = run_cli(*eval_args(run.base_url, run.generations, "--out", str(run.out), "--json"))
+    assert second.returncode == 0, second.stderr
+    assert len(run.behaviour.received) == before
+    printed = json.loads(second.stdout)
+    assert list(printed) == ["task", "model", "scores"]
+    assert printed["task"] == TASK and printed["model"] == "demo/model-7b"
+    assert {k: f"{v:.3f}" for k, v in printed["scores"].items()} == expected_table(run.setup)
+    assert "0 calls" in second.stderr
+    replies = (run.out / "lctg-ad_text-replies.jsonl").read_text("utf-8").splitlines()
+    assert len(replies) == 2 * before  # every reply logged, the second run's from the cache
+
+
+def test_original_sampling_sends_neither_temperature_nor_seed(run: Run, tmp_path: Path) -> None:
+    one = write_lines(tmp_path / "one.jsonl", run.setup.rows[1:2])
+    seen = len(run.setup.stand_in.params_seen)
+    result = run_cli(*eval_args(run.base_url, one, "--original-sampling", "--json"))
+    assert result.returncode == 0, result.stderr
+    assert run.setup.stand_in.params_seen[seen:]
+    assert all(p == {} for p in run.setup.stand_in.params_seen[seen:])
+    assert "none sent" in result.stderr
