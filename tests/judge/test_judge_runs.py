@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from judge_data import bench_dir, published_runs
 from judge_server import ScriptedJudge
 from openai_server import Behaviour, serve
 
-from conftest import published_runs
 from pfgen_fast.cli import main
 
 
-def test_two_runs(bench: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_runs(capsys: pytest.CaptureFixture[str]) -> None:
     run_a, run_b = published_runs()[:2]
     judge = ScriptedJudge()
     with serve(Behaviour(responder=judge)) as url:
@@ -26,7 +26,7 @@ def test_two_runs(bench: Path, capsys: pytest.CaptureFixture[str]) -> None:
                 str(run_a),
                 str(run_b),
                 "--data",
-                str(bench / "data"),
+                str(bench_dir() / "data"),
                 "--trials",
                 "2",
                 "--prompt",
@@ -47,9 +47,7 @@ def test_two_runs(bench: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert judge.judged == 200
 
 
-def test_run_with_unknown_question(
-    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_run_with_unknown_question(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"
     run.mkdir()
     (run / "trials.jsonl").write_text(json.dumps({"question": "謎の質問", "answer": "x"}) + "\n")
@@ -61,7 +59,7 @@ def test_run_with_unknown_question(
             str(run),
             str(run),
             "--data",
-            str(bench / "data"),
+            str(bench_dir() / "data"),
             "--base-url",
             "http://127.0.0.1:9/v1",
             "--judge-model",

@@ -9,15 +9,17 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
-from pfgen_fast.common.jsonl import dumps_line
+from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.common.llm import LLMStats, add_llm_arguments, client_from_args
-from pfgen_fast.common.tables import print_table
+from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.judge.items import PairItem, load_items
 from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, judge_pairs, summarise
 from pfgen_fast.judge.prompts import PROMPT_VARIANTS, PairwisePrompt
+from pfgen_fast.judge.ranking import Comparison, rank_models
 from pfgen_fast.judge.runs import data_directory, load_questions, load_run, run_pairs
+from pfgen_fast.judge.verdicts import LETTERS
 
 DESCRIPTION = "pairwise LLM-as-a-judge with verdict probabilities, rankings, a 10-point judge"
 
@@ -83,6 +85,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "probabilities of the verdict letters (the proposed method), with BS1 and BS2.",
         )
     )
+    add_rank_arguments(
+        commands.add_parser(
+            "rank",
+            help="rank models by Bradley-Terry from pairwise results, with bootstrap intervals",
+            description="Rank models by a Bradley-Terry fit of pairwise verdicts (a tie is half "
+            "a win each), with 95 % percentile bootstrap intervals of the log strengths.",
+        )
+    )
+
+
+def add_rank_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULT",
+        help="items.jsonl files of `judge pairwise --out` (or those directories), with models",
+    )
+    parser.add_argument(
+        "--method", choices=METHODS, default="proposed", help="which verdicts (default: proposed)"
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help="bootstrap resamples for the intervals (default: 1000; 0: none)",
+    )
+    parser.add_argument("--out", type=Path, help="write the ranking to a .csv, .parquet or .json")
+    parser.add_argument("--json", action="store_true", help="print the ranking as JSON")
 
 
 def progress_printer() -> Any:
@@ -175,7 +206,58 @@ def report_errors(records: list[dict[str, Any]]) -> int:
     return 1 if failed else 0
 
 
+def load_comparisons(paths: list[Path], method: str) -> list[Comparison]:
+    """The verdicts of `method` between named models; items with errors or without a verdict
+    (BS1 on disagreeing orders) give none."""
+    comparisons = []
+    for path in paths:
+        path = path / "items.jsonl" if path.is_dir() else path
+        for line in iter_json_lines(path):
+            record = line.value
+            if "error" in record:
+                continue
+            model_a = require(record, "model_a", str, line.where)
+            model_b = require(record, "model_b", str, line.where)
+            verdict = require(record, "verdict", dict, line.where).get(method)
+            if verdict is None:
+                continue
+            if verdict not in LETTERS:
+                raise InputError(f'{line.where}: field "verdict": {verdict!r} is not A, B or C')
+            comparisons.append(Comparison(model_a, model_b, verdict))
+    return comparisons
+
+
+def run_rank(args: argparse.Namespace) -> int:
+    if args.bootstrap < 0:
+        raise PfgenError("--bootstrap: expected 0 or more")
+    ranked = rank_models(load_comparisons(args.results, args.method), bootstrap=args.bootstrap)
+    columns = ["rank", "model", "strength", "low", "high", "wins", "losses", "ties"]
+    rows = [
+        [
+            n,
+            r.model,
+            round(r.strength, 4),
+            round(r.low, 4),
+            round(r.high, 4),
+            r.wins,
+            r.losses,
+            r.ties,
+        ]
+        for n, r in enumerate(ranked, start=1)
+    ]
+    if args.out is not None:
+        write_table(args.out, columns, rows)
+    if args.json:
+        print(orjson.dumps([dict(zip(columns, row, strict=True)) for row in rows]).decode())
+    else:
+        title = f"Bradley-Terry log strengths ({args.method} verdicts, 95 % bootstrap interval)"
+        print_table(title, columns, rows)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.judge_command == "pairwise":
         return run_pairwise(args)
+    if args.judge_command == "rank":
+        return run_rank(args)
     raise PfgenError(f"judge: unknown command {args.judge_command}")

@@ -1,0 +1,120 @@
+"""Bradley-Terry ranking against hand-computed cases."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from judge_data import bench_dir, published_runs
+from judge_server import ScriptedJudge
+from openai_server import Behaviour, serve
+
+from pfgen_fast.cli import main
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.judge.ranking import Comparison, rank_models
+
+
+def games(first: str, second: str, first_wins: int, second_wins: int, ties: int = 0) -> list:
+    return (
+        [Comparison(first, second, "A")] * first_wins
+        + [Comparison(second, first, "A")] * second_wins
+        + [Comparison(first, second, "C")] * ties
+    )
+
+
+def test_strengths_four_two_one() -> None:
+    # With p = (4, 2, 1): P(x>y) = 2/3, P(x>z) = 4/5, P(y>z) = 2/3. Counts equal to their
+    # expectations satisfy the likelihood equations W_i = sum_j n_ij p_i / (p_i + p_j)
+    # (x: 6 = 3*2/3 + 5*4/5; y: 3 = 3*1/3 + 3*2/3; z: 2 = 5*1/5 + 3*1/3), so p is the MLE.
+    data = games("x", "y", 2, 1) + games("x", "z", 4, 1) + games("y", "z", 2, 1)
+    ranked = rank_models(data, prior=0.0, bootstrap=0)
+    assert [r.model for r in ranked] == ["x", "y", "z"]
+    logs = [math.log(4), math.log(2), 0.0]
+    mean = sum(logs) / 3
+    for r, expected in zip(ranked, logs, strict=True):
+        assert r.strength == pytest.approx(expected - mean, abs=1e-8)
+    assert (ranked[0].wins, ranked[0].losses, ranked[0].ties) == (6, 2, 0)
+
+
+def test_two_models_and_a_tie() -> None:
+    # a tie is half a win each: x 3.5, y 1.5 of 5 games, so p_x / p_y = 7 / 3
+    ranked = rank_models(games("x", "y", 3, 1, ties=1), prior=0.0, bootstrap=0)
+    assert ranked[0].strength - ranked[1].strength == pytest.approx(math.log(7 / 3))
+    assert ranked[0].ties == 1
+
+
+def test_prior_keeps_an_unbeaten_model_finite() -> None:
+    # with one virtual tie: x 4.5, y 0.5 of 5, so p_x / p_y = 9
+    ranked = rank_models(games("x", "y", 4, 0), prior=1.0, bootstrap=0)
+    assert ranked[0].strength - ranked[1].strength == pytest.approx(math.log(9))
+
+
+def test_bootstrap_interval_holds_the_estimate() -> None:
+    data = games("x", "y", 30, 10) + games("y", "z", 25, 15) + games("x", "z", 12, 8, 5)
+    ranked = rank_models(data, bootstrap=200, seed=1)
+    for r in ranked:
+        assert r.low <= r.strength <= r.high
+        assert r.low < r.high
+    assert ranked == rank_models(data, bootstrap=200, seed=1)  # seeded
+
+
+def test_disconnected_models() -> None:
+    with pytest.raises(PfgenError, match="never compared"):
+        rank_models(games("x", "y", 1, 1) + games("u", "v", 1, 1), bootstrap=0)
+
+
+def test_rank_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [str(run) for run in published_runs()[:3]]
+    with serve(Behaviour(responder=ScriptedJudge())) as url:
+        for k, (a, b) in enumerate([(0, 1), (1, 2), (0, 2)]):
+            code = main(
+                [
+                    "judge",
+                    "pairwise",
+                    "--runs",
+                    runs[a],
+                    runs[b],
+                    "--data",
+                    str(bench_dir() / "data"),
+                    "--trials",
+                    "1",
+                    "--prompt",
+                    "result-only",
+                    "--out",
+                    str(tmp_path / f"p{k}"),
+                    "--base-url",
+                    url,
+                    "--judge-model",
+                    "judge-1",
+                ]
+            )
+            assert code == 0
+    capsys.readouterr()
+    out_file = tmp_path / "rank.csv"
+    code = main(
+        [
+            "judge",
+            "rank",
+            *(str(tmp_path / f"p{k}") for k in range(3)),
+            "--json",
+            "--bootstrap",
+            "100",
+            "--out",
+            str(out_file),
+        ]
+    )
+    ranking = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert sorted(row["model"] for row in ranking) == sorted(runs)
+    assert [row["rank"] for row in ranking] == [1, 2, 3]
+    assert sum(row["wins"] + row["losses"] + row["ties"] for row in ranking) == 2 * 150
+    assert out_file.read_text().startswith("rank,model,strength,low,high,wins,losses,ties")
+
+
+def test_rank_needs_model_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "items.jsonl"
+    path.write_text(json.dumps({"id": 1, "verdict": {"proposed": "A"}}) + "\n")
+    assert main(["judge", "rank", str(path)]) == 1
+    assert capsys.readouterr().err == f'error: {path}:1: field "model_a": missing\n'
