@@ -54,7 +54,9 @@ def load_generations(path: Path, prompts: dict[int, PromptRow], task: str) -> li
         obj, where = line.value, line.where
         prompt_id = require(obj, "prompt_id", int, where)
         if prompt_id not in prompts:
-            raise InputError(f'{where}: field "prompt_id": {prompt_id} is not a {task} prompt')
+            raise InputError(
+                f'{where}: field "prompt_id": {prompt_id} is not a prompt of task {task}'
+            )
         if prompt_id in seen:
             raise InputError(
                 f'{where}: field "prompt_id": {prompt_id} repeated (first at {seen[prompt_id]})'

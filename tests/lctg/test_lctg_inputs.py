@@ -1,0 +1,107 @@
+"""Bad generation files: one line naming file, line and field, exit status 1, no call made
+and nothing written; missing data: the fetch hint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lctg_support import LCTG_DIR, run_cli
+
+from pfgen_fast.cli import main
+from pfgen_fast.lctg.data import CONSTRAINTS, load_prompts
+
+# Nothing listens there: a call would fail, so a passing test shows none was attempted.
+NO_SERVER = "http://127.0.0.1:9/v1"
+
+
+def good_row(prompt_id: int) -> dict[str, Any]:
+    row: dict[str, Any] = {"generated_text_id": 0, "model": "m", "prompt_id": prompt_id}
+    row.update({f"{c}_result": ["一", "二", "三"] for c in CONSTRAINTS})
+    return row
+
+
+def eval_args(path: Path, *extra: str) -> list[str]:
+    return [
+        "lctg", "eval", "--task", "ad_text", "--data", str(LCTG_DIR), "--base-url", NO_SERVER,
+        "--judge-model", "j", "--max-retries", "0", "--out", str(path.parent / "out"),
+        str(path), *extra,
+    ]  # fmt: skip
+
+
+FIRST, SECOND = sorted(load_prompts(LCTG_DIR, "ad_text"))[:2]
+
+
+def with_change(field: str, value: Any) -> str:
+    row = good_row(SECOND)
+    if value is KeyError:
+        del row[field]
+    else:
+        row[field] = value
+    return json.dumps(row, ensure_ascii=False)
+
+
+CASES = [
+    ("{not json", ":2: not valid JSON"),
+    (with_change("prompt_id", 999), ':2: field "prompt_id": 999 is not a prompt of task ad_text'),
+    (with_change("prompt_id", "7"), ':2: field "prompt_id": expected an integer, got a string'),
+    (with_change("prompt_id", FIRST), f':2: field "prompt_id": {FIRST} repeated (first at '),
+    (with_change("keyword_result", KeyError), ':2: field "keyword_result": missing'),
+    (
+        with_change("char_count_result", ["a", "b"]),
+        ':2: field "char_count_result": 2 generations, expected 3',
+    ),
+    (
+        with_change("format_result", ["a", None, "c"]),
+        ':2: field "format_result": generation 2 is null, expected a string',
+    ),
+    (
+        with_change("prohibited_word_result", "abc"),
+        ':2: field "prohibited_word_result": expected a list, got a string',
+    ),
+    (with_change("model", "other"), ":2: field \"model\": 'other' differs from 'm' at"),
+]
+
+
+@pytest.mark.parametrize(("second_line", "message"), CASES)
+def test_bad_rows_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], second_line: str, message: str
+) -> None:
+    path = tmp_path / "generated.jsonl"
+    path.write_text(json.dumps(good_row(FIRST)) + "\n" + second_line + "\n", "utf-8")
+    assert main(eval_args(path)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}{message}"), err
+    assert len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_empty_file_and_a_missing_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "generated.jsonl"
+    path.write_text("\n", "utf-8")
+    assert main(eval_args(path)) == 1
+    assert capsys.readouterr().err == f"error: {path}: no generations\n"
+    row = good_row(FIRST)
+    del row["model"]
+    path.write_text(json.dumps(row) + "\n", "utf-8")
+    assert main(eval_args(path)) == 1
+    assert 'field "model": missing (or pass --model NAME)' in capsys.readouterr().err
+
+
+def test_in_a_subprocess_and_without_data(tmp_path: Path) -> None:
+    path = tmp_path / "generated.jsonl"
+    path.write_text(with_change("prompt_id", 999) + "\n", "utf-8")
+    result = run_cli(*eval_args(path))
+    assert result.returncode == 1
+    assert result.stderr == (
+        f'error: {path}:1: field "prompt_id": 999 is not a prompt of task ad_text\n'
+    )
+    args = eval_args(path)
+    args[args.index("--data") + 1] = str(tmp_path / "nowhere")
+    result = run_cli(*args)
+    assert result.returncode == 1 and "run `python -m pfgen_fast lctg data fetch`" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
