@@ -1,0 +1,297 @@
+//! Bindings of pfgen_core::pfgen: the scorer of one question (tables, rules, scores), the
+//! answer lines of `score`, and reference-set construction.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::PathBuf;
+
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+
+use pfgen_core::pfgen::helpfulness::{Pattern, Rule, WeightedRule};
+use pfgen_core::pfgen::reference::{ReferenceTables, Source};
+
+use crate::common::{slices, text_characters, utf8_strings};
+use crate::errors::CoreError;
+
+pub(crate) mod answer_lines;
+pub(crate) mod construct;
+
+/// Rules arrive as nested tuples: ("literal", name, pattern), ("external", name, index),
+/// ("and" | "or", name or None, [rules]).
+fn convert_rule(rule: &Bound<'_, PyAny>) -> PyResult<Rule> {
+    let rule = rule.cast::<PyTuple>()?;
+    let kind: String = rule.get_item(0)?.extract()?;
+    match kind.as_str() {
+        "literal" => Ok(Rule::Leaf {
+            name: rule.get_item(1)?.extract()?,
+            pattern: Pattern::Literal(rule.get_item(2)?.extract::<String>()?.chars().collect()),
+        }),
+        "external" => Ok(Rule::Leaf {
+            name: rule.get_item(1)?.extract()?,
+            pattern: Pattern::External(rule.get_item(2)?.extract()?),
+        }),
+        "and" | "or" => {
+            let name: Option<String> = rule.get_item(1)?.extract()?;
+            let children = rule
+                .get_item(2)?
+                .cast::<PyList>()?
+                .iter()
+                .map(|child| convert_rule(&child))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(if kind == "and" {
+                Rule::All { children, name }
+            } else {
+                Rule::Any { children, name }
+            })
+        }
+        other => Err(PyValueError::new_err(format!(
+            "unknown keyword rule kind {other:?}"
+        ))),
+    }
+}
+
+/// Top-level rules with their factors (1 - importance).
+fn convert_rules(rules: &[(Bound<'_, PyAny>, f64)]) -> PyResult<Vec<WeightedRule>> {
+    rules
+        .iter()
+        .map(|(rule, factor)| {
+            Ok(WeightedRule {
+                rule: convert_rule(rule)?,
+                factor: *factor,
+            })
+        })
+        .collect()
+}
+
+/// The n-gram tables and keyword rules of one question.
+#[pyclass(frozen, module = "pfgen_fast._core")]
+struct QuestionScorer {
+    inner: pfgen_core::pfgen::QuestionScorer,
+    sources: Vec<String>,
+}
+
+impl QuestionScorer {
+    /// The match-end matrix as a flat row-major vector, checked against the rules.
+    fn external_values(
+        &self,
+        num_answers: usize,
+        external: Option<PyReadonlyArray2<'_, u32>>,
+    ) -> PyResult<Vec<u32>> {
+        match &external {
+            Some(array) => {
+                let shape = array.shape();
+                if shape != [num_answers, self.inner.num_external] {
+                    return Err(PyValueError::new_err(format!(
+                        "external must have shape ({num_answers}, {}), got {shape:?}",
+                        self.inner.num_external
+                    )));
+                }
+                Ok(array.as_array().iter().copied().collect())
+            }
+            None if self.inner.num_external > 0 => Err(PyValueError::new_err(
+                "this question has regex rules: pass external",
+            )),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+#[pymethods]
+impl QuestionScorer {
+    /// sources: [(key, [reference answers])]; rules: [(rule, 1 - importance)];
+    /// num_external: columns of the match-end matrix `score` takes for "external" leaves.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        sources: Vec<(String, Bound<'_, PyAny>)>,
+        rules: Vec<(Bound<'_, PyAny>, f64)>,
+        num_external: usize,
+    ) -> PyResult<Self> {
+        let sources = sources
+            .into_iter()
+            .map(|(key, answers)| Ok((key, utf8_strings(&answers, "reference answer")?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let rules = convert_rules(&rules)?;
+        let inner = py
+            .detach(|| {
+                let sources: Vec<Source> = sources
+                    .iter()
+                    .map(|(key, answers)| Source { key, answers })
+                    .collect();
+                pfgen_core::pfgen::QuestionScorer::new(&sources, rules, num_external)
+            })
+            .map_err(CoreError::from)?;
+        let sources = sources.into_iter().map(|(key, _)| key).collect();
+        Ok(QuestionScorer { inner, sources })
+    }
+
+    /// A scorer whose tables are read from `path` (written by `save_tables`) instead of
+    /// built; `sources`, `rules` and `num_external` as for the constructor (the sources' keys
+    /// only). ValueError if the file is not a valid table file of these sources.
+    #[staticmethod]
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        sources: Vec<String>,
+        rules: Vec<(Bound<'_, PyAny>, f64)>,
+        num_external: usize,
+    ) -> PyResult<Self> {
+        let rules = convert_rules(&rules)?;
+        let references = py.detach(|| -> PyResult<ReferenceTables> {
+            let file = File::open(&path)?;
+            let length = file.metadata()?.len();
+            let input = BufReader::with_capacity(1 << 20, file);
+            Ok(ReferenceTables::read_from(input, length).map_err(CoreError::table_file(&path))?)
+        })?;
+        if references.num_sources() != sources.len() {
+            return Err(PyValueError::new_err(format!(
+                "{}: tables of {} sources, not {}",
+                path.display(),
+                references.num_sources(),
+                sources.len()
+            )));
+        }
+        Ok(QuestionScorer {
+            inner: pfgen_core::pfgen::QuestionScorer {
+                references,
+                rules,
+                num_external,
+            },
+            sources,
+        })
+    }
+
+    /// Writes the n-gram tables to `path` (see pfgen_core::table_file).
+    fn save_tables(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| {
+            let file = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+            self.inner.references.write_to(file)?;
+            Ok(())
+        })
+    }
+
+    /// Scores answers. `external`: (len(answers), num_external) uint32 match ends (9999 when
+    /// absent). Returns (fluency (n, K), truthfulness (n, K), helpfulness (n,), average (n,),
+    /// helpfulness_results or None, records as UTF-8 JSON text or None), rounded as in the
+    /// per-answer record.
+    #[pyo3(signature = (answers, external=None, with_results=false, with_json=false))]
+    #[allow(clippy::type_complexity)]
+    fn score<'py>(
+        &self,
+        py: Python<'py>,
+        answers: Bound<'py, PyAny>,
+        external: Option<PyReadonlyArray2<'py, u32>>,
+        with_results: bool,
+        with_json: bool,
+    ) -> PyResult<(
+        Bound<'py, PyAny>,
+        Bound<'py, PyAny>,
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Option<Vec<Vec<(String, f64)>>>,
+        Option<Vec<Bound<'py, PyBytes>>>,
+    )> {
+        let (characters, ends) = text_characters(&answers, "answer")?;
+        let answers = slices(&characters, &ends);
+        let lengths: Vec<f64> = answers.iter().map(|answer| answer.len() as f64).collect();
+        let n = answers.len();
+        let external_values = self.external_values(n, external)?;
+        let (batch, records) = py.detach(|| {
+            let batch =
+                self.inner
+                    .score_batch(&answers, &external_values, with_results || with_json);
+            let records = with_json.then(|| batch.records_json(&self.sources));
+            (batch, records)
+        });
+        let k = batch.num_sources;
+        let records = records.map(|records| {
+            records
+                .iter()
+                .map(|record| PyBytes::new(py, record.as_bytes()))
+                .collect()
+        });
+        Ok((
+            PyArray1::from_vec(py, batch.fluency)
+                .reshape([n, k])?
+                .into_any(),
+            PyArray1::from_vec(py, batch.truthfulness)
+                .reshape([n, k])?
+                .into_any(),
+            PyArray1::from_vec(py, batch.helpfulness),
+            PyArray1::from_vec(py, batch.average),
+            PyArray1::from_vec(py, lengths),
+            if with_results {
+                batch.helpfulness_results.map(|all| {
+                    all.iter()
+                        .map(|results| {
+                            results
+                                .iter()
+                                .map(|(name, factor)| (name.to_string(), *factor))
+                                .collect()
+                        })
+                        .collect()
+                })
+            } else {
+                None
+            },
+            records,
+        ))
+    }
+
+    /// Scores the answers of the lines of `lines.questions[question]` and keeps their records
+    /// for `lines.write`. `external` as for `score`, a row per line of the question.
+    #[pyo3(signature = (lines, question, external=None))]
+    fn score_lines(
+        &self,
+        py: Python<'_>,
+        mut lines: PyRefMut<'_, answer_lines::AnswerLines>,
+        question: usize,
+        external: Option<PyReadonlyArray2<'_, u32>>,
+    ) -> PyResult<()> {
+        let indices = lines.lines.lines_of(question);
+        let external_values = self.external_values(indices.len(), external)?;
+        let block = lines.block(py);
+        let block = block.as_bytes();
+        let read = &lines.lines;
+        let records = py.detach(|| {
+            let mut characters = Vec::new();
+            let mut ends = Vec::with_capacity(indices.len());
+            for &line in &indices {
+                characters.extend(read.answer(block, line).unwrap_or_default().chars());
+                ends.push(characters.len());
+            }
+            let answers = slices(&characters, &ends);
+            let batch = self.inner.score_batch(&answers, &external_values, true);
+            batch.records_json(&self.sources)
+        });
+        for (line, record) in indices.into_iter().zip(records) {
+            lines.records[line] = Some(record);
+        }
+        Ok(())
+    }
+
+    #[getter]
+    fn baselines(&self) -> Vec<f64> {
+        self.inner.references.baselines().to_vec()
+    }
+
+    #[getter]
+    fn num_nodes(&self) -> usize {
+        self.inner.references.num_nodes()
+    }
+
+    #[getter]
+    fn memory_bytes(&self) -> usize {
+        self.inner.references.memory_bytes()
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<QuestionScorer>()?;
+    m.add_class::<answer_lines::AnswerLines>()?;
+    construct::register(m)
+}
