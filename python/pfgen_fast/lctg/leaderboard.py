@@ -1,0 +1,157 @@
+"""Several evaluations side by side: a table per task from the `lctg-TASK-scores.json` files
+that `lctg eval` writes, an export of all rows (CSV, Parquet or JSON), and per task a figure of
+constraint satisfaction against quality, one marker per constraint and model. matplotlib is
+optional (`pip install pfgen_fast[plot]`) and imported only for the figures."""
+
+from __future__ import annotations
+
+import io
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import expand_paths, read_bytes, write_atomically
+from pfgen_fast.common.tables import print_table, write_table
+from pfgen_fast.lctg.aggregate import COLUMNS, LABELS
+from pfgen_fast.lctg.data import CONSTRAINTS, TASKS
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    task: str
+    model: str
+    scores: dict[str, float | None]
+
+
+def read_entry(path: Path) -> Entry:
+    """One evaluation's scores; an InputError naming the file and field otherwise."""
+    try:
+        document = orjson.loads(read_bytes(path))
+    except orjson.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise InputError(f"{path}: expected a JSON object (an lctg eval scores file)")
+    task, model, scores = document.get("task"), document.get("model"), document.get("scores")
+    if task not in TASKS:
+        raise InputError(f'{path}: field "task": expected one of {", ".join(TASKS)}')
+    if not isinstance(model, str):
+        raise InputError(f'{path}: field "model": expected a string')
+    if not isinstance(scores, dict) or any(name not in scores for name in COLUMNS):
+        raise InputError(f'{path}: field "scores": expected the columns {", ".join(COLUMNS)}')
+    for name in COLUMNS:
+        value = scores[name]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise InputError(f'{path}: field "scores": {name} is not a number')
+    return Entry(path, task, model, {name: scores[name] for name in COLUMNS})
+
+
+def read_entries(patterns: list[str]) -> tuple[list[Entry], list[str]]:
+    """The readable evaluations (first of each task and model) and the problems met."""
+    paths, unmatched = expand_paths(patterns)
+    problems = [f"{pattern}: no such file" for pattern in unmatched]
+    entries: dict[tuple[str, str], Entry] = {}
+    for path in paths:
+        try:
+            entry = read_entry(path)
+        except PfgenError as error:
+            problems.append(str(error))
+            continue
+        key = (entry.task, entry.model)
+        if key in entries:
+            problems.append(
+                f"{path}: {entry.task} of {entry.model} again (kept {entries[key].path})"
+            )
+            continue
+        entries[key] = entry
+    return list(entries.values()), problems
+
+
+def sort_key(entry: Entry) -> tuple[int, float, str]:
+    average = entry.scores["Avg-ctg"]
+    return TASKS.index(entry.task), -(average if average is not None else -1.0), entry.model
+
+
+def cell(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def run_leaderboard(patterns: list[str], out: str | None, plots: str | None) -> int:
+    entries, problems = read_entries(patterns)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if not entries:
+        raise PfgenError("no evaluations to show")
+    entries.sort(key=sort_key)
+    for task in TASKS:
+        mine = [e for e in entries if e.task == task]
+        if mine:
+            rows = [[e.model, *(cell(e.scores[c]) for c in COLUMNS)] for e in mine]
+            print_table(f"LCTG Bench {task}", ["model", *COLUMNS], rows)
+    if out:
+        rows = [[e.task, e.model, *(e.scores[c] for c in COLUMNS)] for e in entries]
+        write_table(Path(out), ["task", "model", *COLUMNS], rows)
+        print(f"wrote {out}")
+    if plots:
+        for path in draw_figures(entries, Path(plots)):
+            print(f"wrote {path}")
+    return 1 if problems else 0
+
+
+def draw_figures(entries: list[Entry], folder: Path) -> list[Path]:
+    """Per task, CTG against quality: a colour per constraint, a marker per model."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise PfgenError(
+            "figures need matplotlib: pip install 'pfgen_fast[plot]' (or matplotlib)"
+        ) from None
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    written = []
+    for task in TASKS:
+        mine = [e for e in entries if e.task == task]
+        if not mine:
+            continue
+        figure, axes = plt.subplots(figsize=(6.4, 5.2))
+        draw_task(axes, task, mine)
+        for extension in ("png", "svg"):
+            path = folder / f"lctg-{task}.{extension}"
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format=extension, dpi=150, bbox_inches="tight")
+            write_atomically(path, buffer.getvalue())
+            written.append(path)
+        plt.close(figure)
+    return written
+
+
+def draw_task(axes: Any, task: str, entries: list[Entry]) -> None:
+    markers = "osD^vP*Xhp<>"
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
+    for k, constraint in enumerate(CONSTRAINTS):
+        label = LABELS[constraint]
+        for m, entry in enumerate(entries):
+            x, y = entry.scores[f"{label}-ctg"], entry.scores[f"{label}-qual"]
+            if x is None or y is None:
+                continue
+            axes.scatter(x, y, color=colours[k], marker=markers[m % len(markers)], s=40)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=colours[k], label=LABELS[c]) for k, c in enumerate(CONSTRAINTS)]
+    handles += [
+        Line2D([], [], color="grey", marker=markers[m % len(markers)], linestyle="", label=e.model)
+        for m, e in enumerate(entries)
+    ]
+    axes.set_xlim(-0.02, 1.02)
+    axes.set_ylim(-0.02, 1.02)
+    axes.set_xlabel("constraint satisfied (CTG)")
+    axes.set_ylabel("quality (judge)")
+    axes.set_title(f"LCTG Bench {task}")
+    axes.grid(alpha=0.3)
+    axes.legend(handles=handles, fontsize=7, loc="lower left", bbox_to_anchor=(1.02, 0.0))

@@ -1,0 +1,56 @@
+"""`lctg leaderboard`: evaluations of several models and tasks side by side, exported and
+drawn; a bad file is named and the others still shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+from lctg_support import run_cli
+
+from pfgen_fast.lctg.aggregate import COLUMNS
+
+
+def scores_file(folder: Path, task: str, model: str, level: float) -> Path:
+    scores = {name: round(level + index / 100, 3) for index, name in enumerate(COLUMNS)}
+    path = folder / model / f"lctg-{task}-scores.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"task": task, "model": model, "scores": scores}), "utf-8")
+    return path
+
+
+def test_leaderboard_table_export_and_figures(tmp_path: Path) -> None:
+    scores_file(tmp_path, "summary", "small", 0.3)
+    scores_file(tmp_path, "summary", "large", 0.6)
+    scores_file(tmp_path, "ad_text", "small", 0.4)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "lctg-summary-scores.json").write_text("{", "utf-8")
+    board = tmp_path / "board.csv"
+    result = run_cli(
+        "lctg", "leaderboard", str(tmp_path / "**" / "lctg-*-scores.json"),
+        "--out", str(board), "--plots", str(tmp_path / "figures"),
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert (
+        result.stderr.startswith("error: ") and "broken/lctg-summary-scores.json" in result.stderr
+    )
+    lines = result.stdout.splitlines()
+    assert lines[0] == "\t".join(["model", *COLUMNS])
+    assert lines[1].startswith("large\t0.600\t0.610") and lines[2].startswith("small\t0.300")
+    table = pl.read_csv(board)
+    assert table.columns == ["task", "model", *COLUMNS]
+    assert table.select("task", "model").rows() == [
+        ("summary", "large"),
+        ("summary", "small"),
+        ("ad_text", "small"),
+    ]
+    for name in ("lctg-summary.png", "lctg-summary.svg", "lctg-ad_text.png", "lctg-ad_text.svg"):
+        assert (tmp_path / "figures" / name).stat().st_size > 1000
+
+
+def test_parquet_export(tmp_path: Path) -> None:
+    path = scores_file(tmp_path, "pros_and_cons", "m", 0.5)
+    result = run_cli("lctg", "leaderboard", str(path), "--out", str(tmp_path / "b.parquet"))
+    assert result.returncode == 0, result.stderr
+    assert pl.read_parquet(tmp_path / "b.parquet")["Avg-qual"].to_list() == [0.59]
