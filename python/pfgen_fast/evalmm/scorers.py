@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.evalmm import aggregates, match, ocr
+from pfgen_fast.evalmm import aggregates, match, mmmu, ocr
 
 Doc = dict[str, Any]
 Aggregate = dict[str, Any]
@@ -22,6 +23,8 @@ class Options:
     fix_quirks: bool = False
     judge: Any = None
     judge_errors: str = "exclude"
+    # llm-jp-eval-mm's files (judge prompts, JMMMU indicators); None: the default places.
+    data_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,23 @@ def score_handwriting(batch: Batch) -> list[Any]:
     return ocr.handwriting_scores(batch.refs, batch.preds)
 
 
+def score_mmmu(batch: Batch) -> list[Any]:
+    return mmmu.score_items(batch.refs, batch.preds, batch.docs, mmmu.english_parser())
+
+
+def score_jmmmu(batch: Batch) -> list[Any]:
+    from pfgen_fast.evalmm.prompts import jmmmu_indicators
+
+    indicators = jmmmu_indicators(batch.options.data_dir)
+    parser = mmmu.japanese_parser(indicators, batch.options.fix_quirks)
+    return mmmu.score_items(batch.refs, batch.preds, batch.docs, parser)
+
+
+def mmmu_aggregate(domains: dict[str, list[str]]) -> Callable[[list[Any], Batch], Aggregate]:
+    return lambda scores, batch: mmmu.aggregate(scores, batch.docs, domains)
+
+
+MMMU_FIELDS = (("id", str), ("question_type", str))
 SCORERS: dict[str, Scorer] = {}
 
 
@@ -148,6 +168,24 @@ register(Scorer("ai2d", per_item(match.ai2d_match), simple("ai2d")))
 register(Scorer("blink", per_item(match.blink_match), simple("blink")))
 register(
     Scorer("jawildtext-handwriting-ocr", score_handwriting, simple("jawildtext_handwriting_ocr"))
+)
+register(
+    Scorer(
+        "mmmu",
+        score_mmmu,
+        mmmu_aggregate(mmmu.MMMU_DOMAINS),
+        fields=MMMU_FIELDS,
+        check=mmmu.check_item,
+    )
+)
+register(
+    Scorer(
+        "jmmmu",
+        score_jmmmu,
+        mmmu_aggregate(mmmu.JMMMU_DOMAINS),
+        fields=MMMU_FIELDS,
+        check=mmmu.check_item,
+    )
 )
 
 

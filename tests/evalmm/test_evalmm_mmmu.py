@@ -1,0 +1,118 @@
+"""MMMU / JMMMU: the answer parsers (spec §2) and the two JMMMU list bugs, reproduced in
+evaluation order by default and fixed by fix_quirks. The indicator list is read from a
+jmmmu_scorer.py module written here with this test's own entries (one pair fused by a missing
+comma, as in the original)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pfgen_fast.common.errors import InputError
+from pfgen_fast.evalmm.choice_parsing import parse_choice
+from pfgen_fast.evalmm.scorers import Batch, Options, get_scorer
+
+OPTIONS = "['東京', '大阪', '名古屋', '福岡']"
+
+
+@pytest.fixture()
+def data_dir(tmp_path: Path) -> Path:
+    metrics = tmp_path / "src" / "eval_mm" / "metrics"
+    metrics.mkdir(parents=True)
+    (metrics / "jmmmu_scorer.py").write_text(
+        '_JAPANESE_INDICATORS = ["答えは", "よって", "解答は、" "回答は", "結論:"]\n',
+        encoding="utf-8",
+    )
+    return tmp_path
+
+
+def score(name: str, items: list[tuple[str, str, dict[str, Any]]], options: Options):
+    scorer = get_scorer(name)
+    batch = Batch([i[0] for i in items], [i[1] for i in items], [i[2] for i in items], options)
+    scores = scorer.score(batch)
+    return scores, scorer.aggregate(scores, batch)
+
+
+@pytest.mark.parametrize(
+    ("response", "letter"),
+    [
+        ("(B)", "B"),
+        ("答えは (C) です。", "C"),
+        ("B", "B"),
+        ("正解はDです", "D"),
+        ("A.", "A"),
+        ("、。A！", "A"),
+        ("I think (A) is wrong, so the answer is (C)", "C"),
+        ("The city with the castle is probably 名古屋 in this picture", "C"),
+        ("わかりません", None),
+        ("E", None),
+    ],
+)
+def test_multiple_choice(response: str, letter: str | None) -> None:
+    assert parse_choice(response, ["東京", "大阪", "名古屋", "福岡"]) == letter
+
+
+def open_item(answer: str, pred: str, subject: str = "Math") -> tuple[str, str, dict[str, Any]]:
+    return answer, pred, {"id": f"validation_{subject}_1", "question_type": "open"}
+
+
+def test_jmmmu_order_dependence_and_fix(data_dir: Path) -> None:
+    items = [open_item("赤", "色=赤。でも青かも"), open_item("赤", "色=赤。でも青かも")]
+    items += [open_item("10", "a=10。b=20"), open_item("10", "a=10。b=20")]
+    scores, _ = score("jmmmu", items, Options(data_dir=data_dir))
+    assert scores == [0, 1, 1, 1]
+    scores, _ = score("jmmmu", items[2:], Options(data_dir=data_dir))
+    assert scores == [0, 1]
+    scores, _ = score("jmmmu", items, Options(data_dir=data_dir, fix_quirks=True))
+    assert scores == [0, 0, 0, 0]
+
+
+def test_jmmmu_fused_indicator(data_dir: Path) -> None:
+    items = [open_item("京", "東京ではない。回答は京")]
+    assert score("jmmmu", items, Options(data_dir=data_dir))[0] == [0]
+    assert score("jmmmu", items, Options(data_dir=data_dir, fix_quirks=True))[0] == [1]
+
+
+def test_open_numbers_and_strings() -> None:
+    items = [
+        open_item("1000", "so the total is 1,000 yen"),
+        open_item("3.14", "therefore 3.141"),
+        open_item("paris", "The answer is Paris."),
+        open_item("2", "answer 12"),
+    ]
+    scores, _ = score("mmmu", items, Options())
+    assert scores == [1, 0, 1, 0]
+
+
+def test_aggregate_by_subject_and_domain() -> None:
+    mc = {"question_type": "multiple-choice", "options": OPTIONS}
+    items = [
+        ("A", "(A)", {**mc, "id": "validation_Accounting_1"}),
+        ("B", "(A)", {**mc, "id": "validation_Accounting_2"}),
+        ("C", "(C)", {**mc, "id": "validation_Math_1"}),
+        ("D", "(D)", {**mc, "id": "test_History_3"}),
+    ]
+    scores, aggregate = score("mmmu", items, Options())
+    assert scores == [1, 0, 1, 1]
+    details = aggregate["details"]
+    assert details["Overall-Business"] == 0.5 and details["Accounting"] == 0.5
+    assert details["Overall-Science"] == 1.0 and details["Overall-Art and Design"] == 0.0
+    assert details["Overall-Humanities and Social Science"] == 1.0
+    assert aggregate["overall_score"] == 0.75 and details["Overall"] == 0.75
+    items[0] = ("A", "(A)", {**mc, "id": "validation_Japanese_Art_1"})
+    scores, aggregate = score("mmmu", items[:3], Options())
+    assert aggregate["details"]["Japanese_Art"] == 1.0
+    assert aggregate["details"]["Overall"] == round(2 / 3, 5)
+    assert aggregate["overall_score"] == 2 / 3
+
+
+def test_bad_options(data_dir: Path) -> None:
+    scorer = get_scorer("mmmu")
+    assert scorer.check is not None
+    doc = {"id": "validation_Math_1", "question_type": "multiple-choice", "options": "[1, "}
+    with pytest.raises(InputError, match='x.jsonl:3: field "options"'):
+        scorer.check(doc, "x.jsonl:3")
+    with pytest.raises(InputError, match='field "id"'):
+        scorer.check({"id": "Math", "question_type": "open"}, "x.jsonl:3")
