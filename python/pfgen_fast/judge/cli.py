@@ -16,9 +16,10 @@ from pfgen_fast.common.llm import LLMStats, add_llm_arguments, client_from_args
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.judge.items import PairItem, load_items
 from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, judge_pairs, summarise
+from pfgen_fast.judge.pointwise import draw_scatter, rate_runs, rating_correlation
 from pfgen_fast.judge.prompts import PROMPT_VARIANTS, PairwisePrompt
 from pfgen_fast.judge.ranking import Comparison, rank_models
-from pfgen_fast.judge.runs import data_directory, load_questions, load_run, run_pairs
+from pfgen_fast.judge.runs import data_directory, load_questions, load_run, run_pairs, run_score
 from pfgen_fast.judge.verdicts import LETTERS
 
 DESCRIPTION = "pairwise LLM-as-a-judge with verdict probabilities, rankings, a 10-point judge"
@@ -64,14 +65,12 @@ def add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="generate evaluation criteria once per question and give them to the judge",
     )
-    add_output_arguments(parser)
+    add_output_arguments(parser, "items.jsonl, summary.json and replies.jsonl")
     add_llm_arguments(parser)
 
 
-def add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out", type=Path, help="write items.jsonl, summary.json and replies.jsonl into DIR"
-    )
+def add_output_arguments(parser: argparse.ArgumentParser, files: str) -> None:
+    parser.add_argument("--out", type=Path, help=f"write {files} into DIR")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -91,6 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             help="rank models by Bradley-Terry from pairwise results, with bootstrap intervals",
             description="Rank models by a Bradley-Terry fit of pairwise verdicts (a tie is half "
             "a win each), with 95 % percentile bootstrap intervals of the log strengths.",
+        )
+    )
+    add_pointwise_arguments(
+        commands.add_parser(
+            "pointwise",
+            help="the pfgen-bench paper's 10-point judge over runs, correlated with pfgen scores",
+            description="Rate every answer of pfgen-bench runs 1-10 with the pfgen-bench paper's "
+            "reference-guided judge prompt; each run's mean rating against its score.",
         )
     )
 
@@ -114,6 +121,19 @@ def add_rank_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", type=Path, help="write the ranking to a .csv, .parquet or .json")
     parser.add_argument("--json", action="store_true", help="print the ranking as JSON")
+
+
+def add_pointwise_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "runs", nargs="+", type=Path, metavar="RUN", help="pfgen-bench run directories"
+    )
+    parser.add_argument(
+        "--data", type=Path, help="pfgen-bench data/ (default: $PFGEN_BENCH_DIR/data)"
+    )
+    parser.add_argument("--trials", type=positive_int, help="the first N trials of each question")
+    parser.add_argument("--plot", type=Path, help="draw the scatter plot into a .png or .svg")
+    add_output_arguments(parser, "ratings.jsonl, summary.json and replies.jsonl")
+    add_llm_arguments(parser)
 
 
 def progress_printer() -> Any:
@@ -150,8 +170,10 @@ def pairwise_items(args: argparse.Namespace) -> list[PairItem]:
     return run_pairs(run_a, run_b, questions, args.trials)
 
 
-def write_outputs(out: Path, records: list[dict[str, Any]], summary: dict[str, Any]) -> None:
-    write_atomically(out / "items.jsonl", b"".join(dumps_line(r) for r in records))
+def write_outputs(
+    out: Path, name: str, records: list[dict[str, Any]], summary: dict[str, Any]
+) -> None:
+    write_atomically(out / name, b"".join(dumps_line(r) for r in records))
     write_atomically(out / "summary.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2))
 
 
@@ -190,7 +212,7 @@ def run_pairwise(args: argparse.Namespace) -> int:
         summary = {"prompt": prompt.name, "judge_model": client.model, **summarise(records)}
         summary["usage"] = stats_record(client.stats)
     if args.out is not None:
-        write_outputs(args.out, records, summary)
+        write_outputs(args.out, "items.jsonl", records, summary)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps({"items": records, "summary": summary}) + b"\n")
     else:
@@ -255,9 +277,58 @@ def run_rank(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_pointwise(args: argparse.Namespace) -> int:
+    questions = load_questions(data_directory(args.data))
+    runs = [(load_run(directory, questions), run_score(directory)) for directory in args.runs]
+    log = args.out / "replies.jsonl" if args.out is not None else None
+    with client_from_args(args, log_path=log) as client:
+        records, summaries = rate_runs(client, runs, questions, args.trials, progress_printer())
+        usage = stats_record(client.stats)
+    r = rating_correlation(summaries)
+    columns = ["run", "pfgen score", "mean rating", "rated", "unrated"]
+    rows = [
+        [
+            s.run,
+            s.pfgen_score,
+            None if s.mean_rating is None else round(s.mean_rating, 4),
+            s.rated,
+            s.unrated,
+        ]
+        for s in summaries
+    ]
+    summary = {
+        "judge_model": args.judge_model,
+        "runs": [dict(zip(columns, row, strict=True)) for row in rows],
+        "pearson_r": r,
+        "usage": usage,
+    }
+    if args.out is not None:
+        write_outputs(args.out, "ratings.jsonl", records, summary)
+    if args.plot is not None:
+        draw_scatter(summaries, r, args.plot)
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps({"ratings": records, "summary": summary}) + b"\n")
+    else:
+        print_table(f"10-point judge {args.judge_model}", columns, rows)
+        print(
+            f"Pearson r {'-' if r is None else f'{r:.4f}'} over runs; calls {usage['calls']} "
+            f"(cached {usage['cached']}, failed {usage['failed']}), tokens "
+            f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out"
+        )
+    failed = sum(s.unrated for s in summaries)
+    if failed:
+        print(
+            f"error: {failed} answers got no rating (see the ratings' text or error)",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.judge_command == "pairwise":
         return run_pairwise(args)
     if args.judge_command == "rank":
         return run_rank(args)
+    if args.judge_command == "pointwise":
+        return run_pointwise(args)
     raise PfgenError(f"judge: unknown command {args.judge_command}")

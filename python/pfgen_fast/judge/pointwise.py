@@ -1,0 +1,128 @@
+"""The pfgen-bench paper's 10-point judge (its section 4.2): each answer of a run rated 1-10
+against the question's model answer, the run's mean rating, and Pearson's r between the runs'
+mean ratings and their pfgen-bench scores."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.files import replaced_atomically
+from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
+from pfgen_fast.judge.prompts import pointwise_prompt
+from pfgen_fast.judge.runs import Question, Run
+
+# MT-Bench's judge settings: greedy decoding.
+SAMPLING = {"temperature": 0}
+RATING = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
+LOOSE_RATING = re.compile(r"\[\s*(\d+(?:\.\d+)?)\s*\]")
+
+
+def parse_rating(text: str) -> float | None:
+    """The last "[[n]]" of the reply (else the last "[n]"), when n is within 1-10."""
+    for pattern in (RATING, LOOSE_RATING):
+        found = pattern.findall(text)
+        if found:
+            value = float(found[-1])
+            return value if 1.0 <= value <= 10.0 else None
+    return None
+
+
+@dataclass(frozen=True)
+class RunRating:
+    run: str
+    pfgen_score: float
+    mean_rating: float | None  # over the rated answers
+    rated: int
+    unrated: int  # no rating in the reply, or the call failed
+
+
+def rate_runs(
+    client: LLMClient,
+    runs: Sequence[tuple[Run, float]],
+    questions: Sequence[Question],
+    trials: int | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[dict[str, Any]], list[RunRating]]:
+    """One record per rated answer (run, question, trial, rating, reply or error), and each
+    run's summary; `runs` pairs each run with its pfgen-bench score."""
+    keys: list[tuple[str, Question, int]] = []
+    requests: list[ChatRequest] = []
+    for run, _ in runs:
+        for question in questions:
+            answers = run.answers.get(question.text, [])
+            for t, answer in enumerate(answers[:trials] if trials else answers):
+                text = pointwise_prompt(question.text, question.reference, answer)
+                keys.append((run.name, question, t + 1))
+                requests.append(ChatRequest([{"role": "user", "content": text}], SAMPLING))
+    replies = client.run(requests, progress)
+    records = []
+    ratings: dict[str, list[float | None]] = {run.name: [] for run, _ in runs}
+    for (name, question, trial), reply in zip(keys, replies, strict=True):
+        record: dict[str, Any] = {"run": name, "question": question.id, "trial": trial}
+        if isinstance(reply, LLMError):
+            record["rating"], record["error"] = None, str(reply)
+        else:
+            record["rating"], record["text"] = parse_rating(reply.text), reply.text
+        ratings[name].append(record["rating"])
+        records.append(record)
+    summaries = []
+    for run, score in runs:
+        rated = [r for r in ratings[run.name] if r is not None]
+        summaries.append(
+            RunRating(
+                run.name,
+                score,
+                sum(rated) / len(rated) if rated else None,
+                len(rated),
+                len(ratings[run.name]) - len(rated),
+            )
+        )
+    return records, summaries
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's r; None for fewer than 3 points or a constant series."""
+    if len(xs) < 3:
+        return None
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    syy = sum((y - mean_y) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def rating_correlation(summaries: Sequence[RunRating]) -> float | None:
+    """r between the runs' pfgen-bench scores and their mean ratings (runs with a rating)."""
+    rated = [s for s in summaries if s.mean_rating is not None]
+    return pearson([s.pfgen_score for s in rated], [s.mean_rating for s in rated])  # type: ignore[misc]
+
+
+def draw_scatter(summaries: Sequence[RunRating], r: float | None, path: Path) -> None:
+    """pfgen-bench score against mean rating, one point per run (PNG, SVG, ... by suffix),
+    written atomically."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise PfgenError("--plot needs matplotlib (pip install 'pfgen_fast[plot]')") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rated = [s for s in summaries if s.mean_rating is not None]
+    figure, axes = plt.subplots(figsize=(5, 4))
+    axes.scatter([s.pfgen_score for s in rated], [s.mean_rating for s in rated], s=14)
+    axes.set_xlabel("pfgen-bench score")
+    axes.set_ylabel("mean judge rating (1-10)")
+    axes.set_title("10-point judge" + ("" if r is None else f" (r = {r:.4f})"))
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    with replaced_atomically(path) as temporary:
+        figure.savefig(temporary, format=path.suffix.lstrip(".") or "png")
+    plt.close(figure)
