@@ -26,7 +26,7 @@ from lctg_support import (
     benchmark_system_prompt,
     run_cli,
 )
-from openai_server import Behaviour, serve
+from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow, load_prompts
 
@@ -232,3 +232,57 @@ def test_original_sampling_sends_neither_temperature_nor_seed(run: Run, tmp_path
     assert run.setup.stand_in.params_seen[seen:]
     assert all(p == {} for p in run.setup.stand_in.params_seen[seen:])
     assert "none sent" in result.stderr
+
+
+def test_a_failed_call_stops_the_run_and_a_rerun_resumes(tmp_path: Path) -> None:
+    setup = build_setup()
+    rows = setup.rows[2:3]
+    failing = setup.stand_in.module.get_header_footer_remover_prompt(
+        TASK, rows[0]["keyword_result"][1]
+    )
+    answer = setup.stand_in.responder()
+    state = {"fail": True}
+
+    def respond(path: str, request: dict[str, Any]) -> Reply:
+        if state["fail"] and request["messages"][1]["content"] == failing:
+            return Reply(status=500, error="overloaded")
+        return answer(path, request)
+
+    generations = write_lines(tmp_path / "g.jsonl", rows)
+    behaviour = Behaviour(responder=respond)
+    with serve(behaviour) as base_url:
+        first = run_cli(*eval_args(base_url, generations))
+        assert first.returncode == 1
+        assert first.stderr.startswith("error: 1 of 12 remover calls failed (first: ")
+        assert "run the command again to resume" in first.stderr
+        assert not (tmp_path / "lctg-ad_text-scores.json").exists()
+        sent = len(behaviour.received)
+        state["fail"] = False
+        second = run_cli(*eval_args(base_url, generations))
+        assert second.returncode == 0, second.stderr
+    again = [body["messages"][1]["content"] for _, body in behaviour.received[sent:]]
+    assert [p for p in again if p in setup.stand_in.remover] == [failing]
+
+
+def test_judge_sees_the_files_base_text_and_unparseable_iterations_are_na(tmp_path: Path) -> None:
+    row = list(load_prompts(LCTG_DIR, TASK).values())[5]
+    stand_in = StandIn(TASK, benchmark_prompt_module(), benchmark_system_prompt())
+    record: dict[str, Any] = {"model": "m", "prompt_id": row.prompt_id, "base_text": "別の説明文"}
+    for k, constraint in enumerate(CONSTRAINTS):
+        record[f"{constraint}_result"] = [f"{body(row, str(k))}{n}" for n in range(3)]
+        for raw in record[f"{constraint}_result"]:
+            stand_in.add(raw, raw, "別の説明文", "不明", "不明")
+    generations = write_lines(tmp_path / "g.jsonl", [record])
+    with serve(Behaviour(responder=stand_in.responder())) as base_url:
+        result = run_cli(*eval_args(base_url, generations, "--json"))
+    assert result.returncode == 0, result.stderr
+    assert stand_in.unexpected == []
+    scores = json.loads(result.stdout)["scores"]
+    assert scores["Format-qual"] is None and scores["Avg-qual"] is None
+    assert scores["Keyword-ctg"] == 1.0
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+    assert notes[0] == (
+        "note: 1 of the 150 ad_text prompts have generations; the benchmark scores the joined "
+        "rows only"
+    )
+    assert len(notes) == 1 + 4 * 3

@@ -170,7 +170,13 @@ def run_generate(args: argparse.Namespace) -> int:
 def run_eval(args: argparse.Namespace) -> int:
     from pfgen_fast.lctg.evaluate import run_evaluation, scores_of
     from pfgen_fast.lctg.generations import load_generations, model_name
-    from pfgen_fast.lctg.report import output_paths, print_scores, scores_document, write_outputs
+    from pfgen_fast.lctg.report import (
+        notes,
+        output_paths,
+        print_scores,
+        scores_document,
+        write_outputs,
+    )
     from pfgen_fast.lctg.templates import load_templates
 
     data_dir = resolve_data_dir(args.data)
@@ -180,11 +186,9 @@ def run_eval(args: argparse.Namespace) -> int:
     rows = load_generations(generations, prompts, args.task)
     model = model_name(rows, args.model)
     params: dict[str, Any] = {} if args.original_sampling else {"temperature": 0, "seed": args.seed}
-    sampling = (
-        "none sent (as the benchmark)"
-        if args.original_sampling
-        else (f"temperature 0, seed {args.seed}")
-    )
+    sampling = f"temperature 0, seed {args.seed}"
+    if args.original_sampling:
+        sampling = "none sent (as the benchmark)"
     paths = output_paths(Path(args.out) if args.out else generations.parent, args.task)
     with client_from_args(args, log_path=paths.replies, accept_400=True) as client:
         items = run_evaluation(client, templates, rows, prompts, params)
@@ -192,12 +196,8 @@ def run_eval(args: argparse.Namespace) -> int:
     judge = {"base_url": args.base_url, "model": args.judge_model, "sampling": sampling}
     document = scores_document(args.task, model, scores_of(items), judge, (len(rows), len(prompts)))
     write_outputs(paths, items, document)
-    if len(rows) < len(prompts):
-        print(
-            f"note: {len(rows)} of the {len(prompts)} {args.task} prompts have generations; "
-            "the benchmark scores the joined rows only",
-            file=sys.stderr,
-        )
+    for note in notes(document):
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
         keep = {key: document[key] for key in ("task", "model", "scores")}
         sys.stdout.write(orjson.dumps(keep).decode() + "\n")

@@ -139,7 +139,9 @@ def run_evaluation(
     """Every generation cleaned, judged and checked."""
     items = make_items(rows)
     remove_headers(client, templates, items, params)
-    judge(client, templates, items, {p: row.base_text for p, row in prompts.items()}, params)
+    # The benchmark's judge script reads the source text from the generation file.
+    base_texts = {row.prompt_id: row.base_text or prompts[row.prompt_id].base_text for row in rows}
+    judge(client, templates, items, base_texts, params)
     for item in items:
         item.check = check(item.constraint, item.raw, item.cleaned, prompts[item.prompt_id])
     return items

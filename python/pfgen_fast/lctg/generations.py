@@ -20,6 +20,7 @@ class GenerationRow:
     prompt_id: int
     generated_text_id: Any  # kept as given; not used in scoring
     model: str | None
+    base_text: str | None  # what the judge is shown, when the file gives it
     texts: dict[str, list[str]]  # constraint -> the first three generations
 
 
@@ -65,8 +66,14 @@ def load_generations(path: Path, prompts: dict[int, PromptRow], task: str) -> li
         model = obj.get("model")
         if model is not None and not isinstance(model, str):
             raise InputError(f'{where}: field "model": expected a string, got {type_name(model)}')
+        base_text = obj.get("base_text")
+        if base_text is not None and not isinstance(base_text, str):
+            raise InputError(
+                f'{where}: field "base_text": expected a string, got {type_name(base_text)}'
+            )
         texts = {c: read_texts(obj, c, where) for c in CONSTRAINTS}
-        rows.append(GenerationRow(where, prompt_id, obj.get("generated_text_id"), model, texts))
+        identifier = obj.get("generated_text_id")
+        rows.append(GenerationRow(where, prompt_id, identifier, model, base_text, texts))
     if not rows:
         raise InputError(f"{path}: no generations")
     return rows

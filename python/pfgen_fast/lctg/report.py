@@ -70,6 +70,26 @@ def scores_document(
     }
 
 
+def notes(document: dict[str, Any]) -> list[str]:
+    """What a reader of the scores should know: prompts without generations, iterations
+    without a parseable judge reply."""
+    found = []
+    scored, total = document["prompts_scored"], document["prompts_in_task"]
+    if scored < total:
+        found.append(
+            f"{scored} of the {total} {document['task']} prompts have generations; the "
+            "benchmark scores the joined rows only"
+        )
+    for constraint, detail in document["details"].items():
+        for iteration, rate in enumerate(detail["quality_iterations"]):
+            if rate is None:
+                found.append(
+                    f"{constraint}, iteration {iteration}: no judge reply could be parsed, so "
+                    "its quality is n/a (the benchmark's script stops there)"
+                )
+    return found
+
+
 def write_outputs(paths: OutputPaths, items: list[Item], document: dict[str, Any]) -> None:
     write_atomically(paths.analysis, b"".join(dumps_line(item.record()) for item in items))
     write_atomically(paths.scores_json, orjson.dumps(document, option=orjson.OPT_INDENT_2))
