@@ -134,6 +134,9 @@ def test_second_run_makes_no_call(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert second_result["items"] == first_result["items"]
     assert second_result["summary"]["usage"]["calls"] == 0
     assert second_result["summary"]["usage"]["cached"] == calls
+    # the tokens of all replies are the same, cached or not: 100 in per reply (judge_server)
+    assert second_result["summary"]["tokens"] == first_result["summary"]["tokens"]
+    assert first_result["summary"]["tokens"]["prompt"] == 100 * (calls - 2) + 10 * 2
 
 
 def test_out_directory_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.common.llm import LLMStats, add_llm_arguments, client_from_args
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.judge.items import PairItem, load_items
-from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, judge_pairs, summarise
+from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, Progress, judge_pairs, summarise
 from pfgen_fast.judge.pointwise import draw_scatter, rate_runs, rating_correlation
 from pfgen_fast.judge.prompts import PROMPT_VARIANTS, PairwisePrompt
 from pfgen_fast.judge.ranking import Comparison, rank_models
@@ -136,7 +136,7 @@ def add_pointwise_arguments(parser: argparse.ArgumentParser) -> None:
     add_llm_arguments(parser)
 
 
-def progress_printer() -> Any:
+def progress_printer() -> Progress | None:
     """A progress line on a terminal's stderr, nothing otherwise."""
     if not sys.stderr.isatty():
         return None
@@ -195,8 +195,9 @@ def show_pairwise(summary: dict[str, Any]) -> None:
         f"robustness {cell(summary['robustness'])} %, Fleiss' kappa "
         f"{'-' if summary['fleiss_kappa'] is None else round(summary['fleiss_kappa'], 3)}, "
         f"tie-breaks {summary['tie_breaks']}; calls {usage['calls']} "
-        f"(cached {usage['cached']}, failed {usage['failed']}), tokens "
-        f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out"
+        f"(cached {usage['cached']}, failed {usage['failed']}); tokens of these calls "
+        f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out, of all replies "
+        f"{summary['tokens']['prompt']} in / {summary['tokens']['completion']} out"
     )
 
 
@@ -208,9 +209,10 @@ def run_pairwise(args: argparse.Namespace) -> int:
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
         setup = JudgeSetup(prompt, client.base_url, client.model)
-        records = judge_pairs(client, items, setup, progress_printer())
+        records, tokens = judge_pairs(client, items, setup, progress_printer())
         summary = {"prompt": prompt.name, "judge_model": client.model, **summarise(records)}
         summary["usage"] = stats_record(client.stats)
+        summary["tokens"] = {"prompt": tokens["prompt"], "completion": tokens["completion"]}
     if args.out is not None:
         write_outputs(args.out, "items.jsonl", records, summary)
     if args.json:
@@ -282,7 +284,9 @@ def run_pointwise(args: argparse.Namespace) -> int:
     runs = [(load_run(directory, questions), run_score(directory)) for directory in args.runs]
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
-        records, summaries = rate_runs(client, runs, questions, args.trials, progress_printer())
+        records, summaries, tokens = rate_runs(
+            client, runs, questions, args.trials, progress_printer()
+        )
         usage = stats_record(client.stats)
     r = rating_correlation(summaries)
     columns = ["run", "pfgen score", "mean rating", "rated", "unrated"]
@@ -301,6 +305,7 @@ def run_pointwise(args: argparse.Namespace) -> int:
         "runs": [dict(zip(columns, row, strict=True)) for row in rows],
         "pearson_r": r,
         "usage": usage,
+        "tokens": {"prompt": tokens["prompt"], "completion": tokens["completion"]},
     }
     if args.out is not None:
         write_outputs(args.out, "ratings.jsonl", records, summary)
@@ -312,8 +317,9 @@ def run_pointwise(args: argparse.Namespace) -> int:
         print_table(f"10-point judge {args.judge_model}", columns, rows)
         print(
             f"Pearson r {'-' if r is None else f'{r:.4f}'} over runs; calls {usage['calls']} "
-            f"(cached {usage['cached']}, failed {usage['failed']}), tokens "
-            f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out"
+            f"(cached {usage['cached']}, failed {usage['failed']}); tokens of these calls "
+            f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out, of all replies "
+            f"{tokens['prompt']} in / {tokens['completion']} out"
         )
     failed = sum(s.unrated for s in summaries)
     if failed:

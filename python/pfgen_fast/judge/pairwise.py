@@ -49,13 +49,25 @@ def judge_request(
     return ChatRequest([{"role": "user", "content": text}], params)
 
 
+def reply_tokens(replies: Sequence[LLMReply | LLMError]) -> Counter[str]:
+    """Prompt and completion tokens of the replies, cached ones included (what the evaluation
+    costs from scratch)."""
+    tokens: Counter[str] = Counter()
+    for reply in replies:
+        if isinstance(reply, LLMReply):
+            tokens["prompt"] += reply.usage.get("prompt_tokens", 0)
+            tokens["completion"] += reply.usage.get("completion_tokens", 0)
+    return tokens
+
+
 def generate_criteria(
-    client: LLMClient, items: Sequence[PairItem], progress: Progress | None
+    client: LLMClient, items: Sequence[PairItem], progress: Progress | None, tokens: Counter[str]
 ) -> tuple[dict[tuple[str, str | None], str], dict[tuple[str, str | None], str]]:
     """The criteria of every distinct (question, reference), one call each; also the errors of
-    the calls that failed."""
+    the calls that failed. The replies' tokens are added to `tokens`."""
     keys = list(dict.fromkeys((item.question, item.reference) for item in items))
     replies = client.run([criteria_request(q, r) for q, r in keys], progress)
+    tokens.update(reply_tokens(replies))
     criteria: dict[tuple[str, str | None], str] = {}
     errors: dict[tuple[str, str | None], str] = {}
     for key, reply in zip(keys, replies, strict=True):
@@ -95,26 +107,22 @@ def item_record(
     record: dict[str, Any] = {"id": item.id}
     if item.model_a is not None or item.model_b is not None:
         record["model_a"], record["model_b"] = item.model_a, item.model_b
-    failed = [reply for reply in replies if isinstance(reply, LLMError)]
-    if failed:
-        record["error"] = str(failed[0])
+    first, second = replies
+    if isinstance(first, LLMError) or isinstance(second, LLMError):
+        record["error"] = str(first if isinstance(first, LLMError) else second)
         return record
-    readings = []
-    for reply in replies:
-        assert isinstance(reply, LLMReply)
+    for reply in (first, second):
         require_logprobs(reply, setup, item)
-        readings.append(read_order(reply.logprobs or (), setup.prompt.reasoning))
-    verdict = combine(readings[0], readings[1])
+    reading1 = read_order(first.logprobs or (), setup.prompt.reasoning)
+    reading2 = read_order(second.logprobs or (), setup.prompt.reasoning)
+    verdict = combine(reading1, reading2)
     if verdict.proposed is None:
         record["error"] = "no A, B or C among the top log-probabilities at the verdict position"
     record["verdict"] = {"proposed": verdict.proposed, "bs1": verdict.bs1, "bs2": verdict.bs2}
     record["consistent"] = verdict.consistent
     record["tie_broken"] = verdict.tie_broken
     record["averages"] = verdict.averages
-    record["orders"] = [
-        order_record(readings[0], replies[0], "A"),  # type: ignore[arg-type]
-        order_record(readings[1], replies[1], "B"),  # type: ignore[arg-type]
-    ]
+    record["orders"] = [order_record(reading1, first, "A"), order_record(reading2, second, "B")]
     if item.labels is not None:
         record["labels"] = list(item.labels)
     return record
@@ -125,21 +133,24 @@ def judge_pairs(
     items: Sequence[PairItem],
     setup: JudgeSetup,
     progress: Progress | None = None,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], Counter[str]]:
     """One record per item: both orders' letters and probabilities, the three verdicts,
     whether the orders agree, the replies' text; `error` when a call failed or no verdict
-    could be read."""
+    could be read. Also the tokens of all replies."""
     criteria: dict[tuple[str, str | None], str] = {}
     criteria_errors: dict[tuple[str, str | None], str] = {}
+    tokens: Counter[str] = Counter()
     if setup.prompt.with_criteria:
-        criteria, criteria_errors = generate_criteria(client, items, progress)
+        criteria, criteria_errors = generate_criteria(client, items, progress, tokens)
     judged = [item for item in items if (item.question, item.reference) not in criteria_errors]
     requests = []
     for item in judged:
         text = criteria.get((item.question, item.reference))
         requests.append(judge_request(setup.prompt, item, swapped=False, criteria=text))
         requests.append(judge_request(setup.prompt, item, swapped=True, criteria=text))
-    replies = iter(client.run(requests, progress))
+    judged_replies = client.run(requests, progress)
+    tokens.update(reply_tokens(judged_replies))
+    replies = iter(judged_replies)
     records = []
     for item in items:
         key = (item.question, item.reference)
@@ -150,7 +161,7 @@ def judge_pairs(
         if setup.prompt.with_criteria:
             record["criteria"] = criteria[key]
         records.append(record)
-    return records
+    return records, tokens
 
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import replaced_atomically
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
+from pfgen_fast.judge.pairwise import reply_tokens
 from pfgen_fast.judge.prompts import pointwise_prompt
 from pfgen_fast.judge.runs import Question, Run
 
@@ -48,9 +50,9 @@ def rate_runs(
     questions: Sequence[Question],
     trials: int | None,
     progress: Callable[[int, int], None] | None = None,
-) -> tuple[list[dict[str, Any]], list[RunRating]]:
-    """One record per rated answer (run, question, trial, rating, reply or error), and each
-    run's summary; `runs` pairs each run with its pfgen-bench score."""
+) -> tuple[list[dict[str, Any]], list[RunRating], Counter[str]]:
+    """One record per rated answer (run, question, trial, rating, reply or error), each run's
+    summary, and the tokens of all replies; `runs` pairs each run with its pfgen-bench score."""
     keys: list[tuple[str, Question, int]] = []
     requests: list[ChatRequest] = []
     for run, _ in runs:
@@ -83,7 +85,7 @@ def rate_runs(
                 len(ratings[run.name]) - len(rated),
             )
         )
-    return records, summaries
+    return records, summaries, reply_tokens(replies)
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
@@ -99,10 +101,15 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return sxy / math.sqrt(sxx * syy)
 
 
+def score_and_rating(summaries: Sequence[RunRating]) -> tuple[list[float], list[float]]:
+    """The pfgen-bench scores and mean ratings of the runs with a rating."""
+    pairs = [(s.pfgen_score, s.mean_rating) for s in summaries if s.mean_rating is not None]
+    return [score for score, _ in pairs], [rating for _, rating in pairs]
+
+
 def rating_correlation(summaries: Sequence[RunRating]) -> float | None:
-    """r between the runs' pfgen-bench scores and their mean ratings (runs with a rating)."""
-    rated = [s for s in summaries if s.mean_rating is not None]
-    return pearson([s.pfgen_score for s in rated], [s.mean_rating for s in rated])  # type: ignore[misc]
+    """r between the runs' pfgen-bench scores and their mean ratings."""
+    return pearson(*score_and_rating(summaries))
 
 
 def draw_scatter(summaries: Sequence[RunRating], r: float | None, path: Path) -> None:
@@ -115,9 +122,8 @@ def draw_scatter(summaries: Sequence[RunRating], r: float | None, path: Path) ->
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rated = [s for s in summaries if s.mean_rating is not None]
     figure, axes = plt.subplots(figsize=(5, 4))
-    axes.scatter([s.pfgen_score for s in rated], [s.mean_rating for s in rated], s=14)
+    axes.scatter(*score_and_rating(summaries), s=14)
     axes.set_xlabel("pfgen-bench score")
     axes.set_ylabel("mean judge rating (1-10)")
     axes.set_title("10-point judge" + ("" if r is None else f" (r = {r:.4f})"))
