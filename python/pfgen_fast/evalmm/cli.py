@@ -14,7 +14,7 @@ import orjson
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
-from pfgen_fast.common.llm import add_llm_arguments
+from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
 from pfgen_fast.evalmm.scorers import SCORERS, Options, get_scorer
 from pfgen_fast.evalmm.scoring import read_items, score_items
 
@@ -31,6 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     score.add_argument("--metric", required=True, choices=sorted(SCORERS), metavar="NAME")
     score.add_argument("--json", action="store_true", help="print the aggregate as JSON")
     score.add_argument("-o", "--output", type=Path, help="write the scored lines here")
+    score.add_argument(
+        "--judge-log",
+        type=Path,
+        help="judge metrics: where the raw replies go, one JSON line each "
+        "(default: FILE's name with .judge-replies.jsonl)",
+    )
     add_scoring_options(score)
 
 
@@ -47,6 +53,12 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         help="JMMMU: the indicator list as meant (no fused entry, not growing between items)",
     )
     parser.add_argument(
+        "--evalmm-dir",
+        type=Path,
+        help="llm-jp-eval-mm checkout holding the judge prompts and JMMMU's indicators "
+        "(default: $EVALMM_DIR, the fetched copy, or an installed eval_mm)",
+    )
+    parser.add_argument(
         "--judge-errors",
         choices=JUDGE_ERRORS,
         default="exclude",
@@ -60,10 +72,33 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
             action.help = f"{action.help} (judge metrics only)"
 
 
-def options_from_args(args: argparse.Namespace) -> Options:
+def options_from_args(args: argparse.Namespace, judge: LLMClient | None = None) -> Options:
     return Options(
-        use_neologdn=args.neologdn, fix_quirks=args.fix_quirks, judge_errors=args.judge_errors
+        use_neologdn=args.neologdn,
+        fix_quirks=args.fix_quirks,
+        judge=judge,
+        judge_errors=args.judge_errors,
+        data_dir=args.evalmm_dir,
     )
+
+
+def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> LLMClient | None:
+    """The judge client when one of `metrics` asks a judge; None otherwise (no key needed)."""
+    judged = [name for name in metrics if get_scorer(name).needs_judge]
+    if not judged:
+        return None
+    if not args.base_url or not args.judge_model:
+        raise PfgenError(f"{', '.join(judged)} asks a judge: give --base-url and --judge-model")
+    return client_from_args(args, log_path=log_path)
+
+
+def report_judge(client: LLMClient | None) -> None:
+    if client is not None:
+        stats = client.stats
+        print(
+            f"judge: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
+            file=sys.stderr,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,8 +110,15 @@ def run(args: argparse.Namespace) -> int:
 def run_score(args: argparse.Namespace) -> int:
     scorer = get_scorer(args.metric)
     items = read_items(args.file, scorer)
-    options = options_from_args(args)
-    scores, aggregate = score_items(scorer, items.refs, items.preds, items.lines, options)
+    log_path = args.judge_log or args.file.with_name(f"{args.file.stem}.judge-replies.jsonl")
+    judge = open_judge(args, [args.metric], log_path)
+    try:
+        options = options_from_args(args, judge)
+        scores, aggregate = score_items(scorer, items.refs, items.preds, items.lines, options)
+    finally:
+        if judge is not None:
+            judge.close()
+    report_judge(judge)
     lines = b"".join(
         dumps_line({**line, "score": score})
         for line, score in zip(items.lines, scores, strict=True)

@@ -123,6 +123,55 @@ def mmmu_aggregate(domains: dict[str, list[str]]) -> Callable[[list[Any], Batch]
     return lambda scores, batch: mmmu.aggregate(scores, batch.docs, domains)
 
 
+def judged(function: Callable[..., list[Any]]) -> Callable[[Batch], list[Any]]:
+    def score(batch: Batch) -> list[Any]:
+        return function(batch.refs, batch.preds, batch.docs, batch.options)
+
+    return score
+
+
+def judge_mean(key: str) -> Callable[[list[Any], Batch], Aggregate]:
+    from pfgen_fast.evalmm.judges import mean_with_errors
+
+    return lambda scores, _batch: mean_with_errors(key, scores)
+
+
+def heron_aggregate(scores: list[Any], batch: Batch) -> Aggregate:
+    from pfgen_fast.evalmm.judges import heron_aggregate
+
+    return heron_aggregate(scores, batch.docs)
+
+
+def judge_scorers() -> list[Scorer]:
+    """The scorers that ask a judge (their module imports the LLM client only when used)."""
+    from pfgen_fast.evalmm import judges
+
+    text = (("input_text", str),)
+    return [
+        Scorer(
+            "llm-as-a-judge",
+            judged(judges.score_llm_as_a_judge),
+            judge_mean("llm_as_a_judge"),
+            fields=text,
+            needs_judge=True,
+        ),
+        Scorer(
+            "heron-bench",
+            judged(judges.score_heron),
+            heron_aggregate,
+            fields=(("context", str), ("input_text", str), ("category", str)),
+            needs_judge=True,
+        ),
+        Scorer(
+            "jawildtext-board-vqa",
+            judged(judges.score_board_vqa),
+            judge_mean("accuracy"),
+            fields=text,
+            needs_judge=True,
+        ),
+    ]
+
+
 MMMU_FIELDS = (("id", str), ("question_type", str))
 SCORERS: dict[str, Scorer] = {}
 
@@ -187,6 +236,9 @@ register(
         check=mmmu.check_item,
     )
 )
+
+for judge_scorer in judge_scorers():
+    register(judge_scorer)
 
 
 def get_scorer(name: str) -> Scorer:

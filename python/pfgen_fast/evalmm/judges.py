@@ -1,0 +1,216 @@
+"""The judge scorers — llm-as-a-judge (1-5), heron-bench (relative score) and
+jawildtext-board-vqa (correct yes/no) — through the shared LLM client, with llm-jp-eval-mm's
+prompts read from its own files, its parameters (temperature 0, seed 0) and its reply parsing.
+
+A call that fails for good is, by default, left out of the means and counted (`judge_errors`
+in the details); with `judge_errors="zero"` it is scored as the original scores the empty reply
+it substitutes (0, heron -1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMReply
+from pfgen_fast.evalmm.prompts import JudgePrompt, judge_prompt
+
+FIRST_DIGIT = re.compile(r"\d")
+JSON_BLOCK = re.compile(r"```json(.*?)```", re.DOTALL)
+BRACES = re.compile(r"\{.*?\}", re.DOTALL)
+CONTROL = re.compile(r"[\x00-\x1F\x7F]")
+CORRECT = re.compile(r"correct\s*:\s*(yes|no)", re.IGNORECASE)
+HERON_CATEGORIES = ("conv", "detail", "complex")
+HERON_FAILED = {"score": -1, "score_gpt": -1}
+BOXED = "\\boxed{"
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """Which prompt file a judge metric uses, its parameters, and how it reads a reply."""
+
+    file: str
+    template: str
+    params: dict[str, Any]
+
+
+LLM_AS_A_JUDGE = JudgeCall(
+    "llm_as_a_judge_scorer.py", "INSTRUCTION", {"max_tokens": 1024, "temperature": 0.0, "seed": 0}
+)
+HERON = JudgeCall(
+    "heron_bench_scorer.py", "INSTRUCTION", {"max_tokens": 1024, "temperature": 0, "seed": 0}
+)
+BOARD_VQA = JudgeCall(
+    "jawildtext_board_vqa_scorer.py",
+    "GRADER_TEMPLATE",
+    {"max_tokens": 256, "temperature": 0.0, "seed": 0},
+)
+
+
+def ask(
+    client: LLMClient, prompt: JudgePrompt, call: JudgeCall, contents: Sequence[str]
+) -> list[str | None]:
+    """The judge's reply text per content, None where the call failed for good."""
+    requests = [
+        ChatRequest(
+            messages=[
+                {"role": "system", "content": prompt.system},
+                {"role": "user", "content": content},
+            ],
+            params=dict(call.params),
+        )
+        for content in contents
+    ]
+    results = client.run(requests)
+    return [r.text if isinstance(r, LLMReply) else None for r in results]
+
+
+def judge_client(options: Any) -> LLMClient:
+    if options.judge is None:
+        raise PfgenError("this metric asks a judge model: give --base-url and --judge-model")
+    return options.judge
+
+
+def first_digit_score(reply: str) -> int:
+    found = FIRST_DIGIT.search(reply)
+    return int(found.group()) if found else 0
+
+
+def score_llm_as_a_judge(refs: Sequence[str], preds: Sequence[str], docs: Any, options: Any):
+    """1-5 from the first digit of the reply; an empty prediction is 0 without a call."""
+    prompt = judge_prompt(LLM_AS_A_JUDGE.file, LLM_AS_A_JUDGE.template, options.data_dir)
+    asked = [i for i, pred in enumerate(preds) if pred != ""]
+    contents = [
+        prompt.template.format(Question=docs[i]["input_text"], Answer=refs[i], Prediction=preds[i])
+        for i in asked
+    ]
+    replies = ask(judge_client(options), prompt, LLM_AS_A_JUDGE, contents) if asked else []
+    scores: list[int | None] = [0] * len(preds)
+    for i, reply in zip(asked, replies, strict=True):
+        if reply is None:
+            scores[i] = 0 if options.judge_errors == "zero" else None
+        else:
+            scores[i] = first_digit_score(reply)
+    return scores
+
+
+def heron_scores_of(parsed: Any) -> dict[str, int] | None:
+    if isinstance(parsed, dict) and "score" in parsed and "score_gpt" in parsed:
+        try:
+            return {"score": int(parsed["score"]), "score_gpt": int(parsed["score_gpt"])}
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return None
+
+
+def parse_heron(reply: str) -> dict[str, int]:
+    """The first ```json block (else the first {...} without nesting) holding both scores."""
+    candidates = JSON_BLOCK.findall(reply) or BRACES.findall(reply)
+    for text in candidates:
+        text = text.strip()
+        for attempt in (text, CONTROL.sub("", text)):
+            try:
+                parsed = json.loads(attempt)
+            except json.JSONDecodeError:
+                continue
+            found = heron_scores_of(parsed)
+            if found is not None:
+                return found
+            break
+    return dict(HERON_FAILED)
+
+
+def score_heron(refs: Sequence[str], preds: Sequence[str], docs: Any, options: Any):
+    prompt = judge_prompt(HERON.file, HERON.template, options.data_dir)
+    contents = [
+        prompt.template.format(
+            context=doc["context"], question=doc["input_text"], gpt4o_answer=ref, model_answer=pred
+        )
+        for doc, ref, pred in zip(docs, refs, preds, strict=True)
+    ]
+    replies = ask(judge_client(options), prompt, HERON, contents)
+    scores: list[dict[str, int] | None] = []
+    for reply in replies:
+        if reply is None:
+            scores.append(dict(HERON_FAILED) if options.judge_errors == "zero" else None)
+        else:
+            scores.append(parse_heron(reply))
+    return scores
+
+
+def last_boxed(text: str) -> str:
+    """The content of the last complete \\boxed{...} (braces nested), else the stripped text."""
+    found = []
+    position = 0
+    while (start := text.find(BOXED, position)) != -1:
+        end = start + len(BOXED)
+        depth = 1
+        while end < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            end += 1
+        if depth == 0:
+            found.append(text[start + len(BOXED) : end - 1].strip())
+        position = end
+    return found[-1] if found else text.strip()
+
+
+def score_board_vqa(refs: Sequence[str], preds: Sequence[str], docs: Any, options: Any):
+    prompt = judge_prompt(BOARD_VQA.file, BOARD_VQA.template, options.data_dir)
+    extracted = [last_boxed(pred) for pred in preds]
+    asked = [i for i, text in enumerate(extracted) if text != ""]
+    contents = [
+        prompt.template.format(
+            question=docs[i]["input_text"], gold_answer=refs[i], prediction=extracted[i]
+        )
+        for i in asked
+    ]
+    replies = ask(judge_client(options), prompt, BOARD_VQA, contents) if asked else []
+    scores: list[float | None] = [0.0] * len(preds)
+    for i, reply in zip(asked, replies, strict=True):
+        if reply is None:
+            scores[i] = 0.0 if options.judge_errors == "zero" else None
+        else:
+            found = CORRECT.search(reply)
+            scores[i] = 1.0 if found and found.group(1).lower() == "yes" else 0.0
+    return scores
+
+
+def mean_with_errors(key: str, scores: Sequence[Any]) -> dict[str, Any]:
+    """The mean of the scores judged (0.0 if none); failed calls (None) counted under
+    `judge_errors`."""
+    kept = [s for s in scores if s is not None]
+    value = sum(kept) / len(kept) if kept else 0.0
+    details: dict[str, Any] = {key: value}
+    if len(kept) != len(scores):
+        details["judge_errors"] = len(scores) - len(kept)
+    return {"overall_score": value, "details": details}
+
+
+def heron_aggregate(scores: Sequence[dict[str, int] | None], docs: Sequence[Any]) -> dict[str, Any]:
+    """Per category mean and 100·mean/max(0.01, mean of the reference's scores), -1 entries
+    included; a category with no items or a mean of -1 is left out and counts 0 in
+    `overall_rel`, the mean of the three relative scores."""
+    pairs = [(s, d) for s, d in zip(scores, docs, strict=True) if s is not None]
+    metrics: dict[str, Any] = defaultdict(float)
+    for category in HERON_CATEGORIES:
+        own = [s["score"] for s, d in pairs if d["category"] == category]
+        gpt = [s["score_gpt"] for s, d in pairs if d["category"] == category]
+        if not own or np.mean(own) == -1:
+            continue
+        metrics[category] = float(np.mean(own))
+        metrics[f"{category}_rel"] = float(100 * np.mean(own) / max(0.01, np.mean(gpt)))
+    metrics["parse_error_count"] = sum(s["score"] == -1 for s, _ in pairs)
+    metrics["overall"] = sum(s["score"] for s, _ in pairs) / len(pairs) if pairs else 0.0
+    relative = [metrics[f"{category}_rel"] for category in HERON_CATEGORIES]
+    metrics["overall_rel"] = sum(relative) / len(HERON_CATEGORIES)
+    if len(pairs) != len(scores):
+        metrics["judge_errors"] = len(scores) - len(pairs)
+    return {"overall_score": metrics["overall_rel"], "details": dict(metrics)}
+

@@ -1,0 +1,165 @@
+"""The judge scorers against a local OpenAI-compatible stand-in that judges deterministically:
+prompts from llm-jp-eval-mm's own files (../shared/llm-jp-eval-mm), its parameters, its reply
+parsing, failed calls excluded and counted (or scored as the original with --judge-errors zero),
+raw replies logged, and heron-bench's aggregate (spec §2 cases)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai_server import Behaviour, Reply, serve
+
+from cli_runner import ROOT, run_cli
+from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.evalmm.judges import heron_aggregate, last_boxed, parse_heron
+from pfgen_fast.evalmm.prompts import system_message
+from pfgen_fast.evalmm.scorers import Batch, Options, get_scorer
+
+EVALMM_DIR = Path(os.environ.get("EVALMM_DIR", ROOT.parent / "shared" / "llm-jp-eval-mm"))
+METRICS = EVALMM_DIR / "src" / "eval_mm" / "metrics"
+PREDICTION = re.compile(r"(?:Prediction|\"model_answer\"|モデルの回答\])\s*:\s*(\S*)")
+
+# What the stand-in judge replies to each prediction.
+REPLIES = {
+    "good": Reply("5"),
+    "fair": Reply("スコアは３です"),
+    "ten": Reply("10"),
+    "none": Reply("評価: 二"),
+    "fail": Reply(status=500),
+    "json": Reply('```json\n{"score_gpt": 8, "score": "6"}\n```'),
+    "braces": Reply('score: {"score": 7.9, "score_gpt": 9}'),
+    "nested": Reply('{"a": {"score": 1, "score_gpt": 2}}'),
+    "yes": Reply("理由...\ncorrect: YES"),
+    "no": Reply("correct: no"),
+}
+
+
+def judge(path: str, request: dict[str, Any]) -> Reply:
+    content = request["messages"][-1]["content"]
+    found = PREDICTION.findall(content)
+    return REPLIES.get(found[-1] if found else "", Reply("?"))
+
+
+@pytest.fixture()
+def server() -> Any:
+    behaviour = Behaviour(responder=judge)
+    with serve(behaviour) as url:
+        yield url, behaviour
+
+
+def run_metric(name: str, url: str, refs: list[str], preds: list[str], docs: list[dict], **kw):
+    client = LLMClient(url, "judge-model", cache_path=None, max_retries=0)
+    try:
+        options = Options(judge=client, data_dir=EVALMM_DIR, **kw)
+        scorer = get_scorer(name)
+        batch = Batch(refs, preds, docs, options)
+        scores = scorer.score(batch)
+        return scores, scorer.aggregate(scores, batch)
+    finally:
+        client.close()
+
+
+def test_llm_as_a_judge(server: Any) -> None:
+    url, behaviour = server
+    preds = ["good", "fair", "ten", "none", "", "fail"]
+    docs = [{"input_text": f"質問{i}"} for i in range(len(preds))]
+    scores, aggregate = run_metric("llm-as-a-judge", url, ["正解"] * 6, preds, docs)
+    assert scores == [5, 3, 1, 0, 0, None]
+    assert aggregate == {
+        "overall_score": 9 / 5,
+        "details": {"llm_as_a_judge": 9 / 5, "judge_errors": 1},
+    }
+    asked = [body for _, body in behaviour.received]
+    assert len(asked) == 5  # the empty prediction is not sent
+    first = asked[0]
+    assert first["temperature"] == 0.0 and first["seed"] == 0 and first["max_tokens"] == 1024
+    assert first["messages"][0] == {
+        "role": "system",
+        "content": system_message(METRICS / "llm_as_a_judge_scorer.py"),
+    }
+    assert "質問0" in first["messages"][1]["content"] and "正解" in first["messages"][1]["content"]
+    scores, aggregate = run_metric(
+        "llm-as-a-judge", url, ["正解"] * 6, preds, docs, judge_errors="zero"
+    )
+    assert scores[-1] == 0 and aggregate["details"] == {"llm_as_a_judge": 9 / 6}
+
+
+def test_heron_parsing_and_failures(server: Any) -> None:
+    url, _ = server
+    preds = ["json", "braces", "nested", "fail"]
+    docs = [{"context": "c", "input_text": "q", "category": "conv"} for _ in preds]
+    scores, aggregate = run_metric("heron-bench", url, ["ref"] * 4, preds, docs)
+    assert scores == [
+        {"score": 6, "score_gpt": 8},
+        {"score": 7, "score_gpt": 9},
+        {"score": -1, "score_gpt": -1},
+        None,
+    ]
+    assert aggregate["details"]["judge_errors"] == 1
+    assert aggregate["details"]["parse_error_count"] == 1
+    scores, _ = run_metric("heron-bench", url, ["ref"] * 4, preds, docs, judge_errors="zero")
+    assert scores[-1] == {"score": -1, "score_gpt": -1}
+
+
+def test_heron_aggregate_spec_cases() -> None:
+    failed = {"score": -1, "score_gpt": -1}
+    result = heron_aggregate([parse_heron("no json here")], [{"category": "conv"}])
+    assert result == {
+        "overall_score": 0.0,
+        "details": {
+            "parse_error_count": 1,
+            "overall": -1.0,
+            "conv_rel": 0.0,
+            "detail_rel": 0.0,
+            "complex_rel": 0.0,
+            "overall_rel": 0.0,
+        },
+    }
+    scores = [
+        {"score": 6, "score_gpt": 8}, failed,
+        {"score": 9, "score_gpt": 9}, {"score": 5, "score_gpt": 10},
+        {"score": 7, "score_gpt": 7}, {"score": 3, "score_gpt": 6},
+    ]  # fmt: skip
+    docs = [{"category": c} for c in ("conv", "conv", "detail", "detail", "complex", "complex")]
+    details = heron_aggregate(scores, docs)["details"]
+    assert details["conv"] == 2.5
+    assert details["conv_rel"] == pytest.approx(71.43, abs=0.005)
+    assert details["detail_rel"] == pytest.approx(73.68, abs=0.005)
+    assert details["complex_rel"] == pytest.approx(76.92, abs=0.005)
+    assert details["overall"] == pytest.approx(4.833, abs=0.0005)
+    assert details["overall_rel"] == pytest.approx(74.012, abs=0.0005)
+
+
+def test_board_vqa(server: Any) -> None:
+    url, behaviour = server
+    preds = ["答えは \\boxed{x} いや \\boxed{ yes }", "no", "\\boxed{}", "fail"]
+    docs = [{"input_text": "q"} for _ in preds]
+    scores, aggregate = run_metric("jawildtext-board-vqa", url, ["a"] * 4, preds, docs)
+    assert scores == [1.0, 0.0, 0.0, None]
+    assert aggregate == {"overall_score": 1 / 3, "details": {"accuracy": 1 / 3, "judge_errors": 1}}
+    assert len(behaviour.received) == 3
+    assert behaviour.received[0][1]["max_tokens"] == 256
+    assert last_boxed("\\boxed{a{b}c} and \\boxed{d") == "a{b}c"
+
+
+def test_cli_judge_with_log_and_missing_flags(server: Any, tmp_path: Path) -> None:
+    url, _ = server
+    source = tmp_path / "in.jsonl"
+    lines = [{"ref": "r", "pred": p, "input_text": "q"} for p in ("good", "fair")]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    args = ["mm", "score", "--metric", "llm-as-a-judge", "--evalmm-dir", str(EVALMM_DIR)]
+    result = run_cli(*args, "--json", str(source), cwd=tmp_path)
+    assert result.returncode == 1 and "give --base-url and --judge-model" in result.stderr
+    judged = [*args, "--base-url", url, "--judge-model", "j", "--json", str(source)]
+    result = run_cli(*judged, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["overall_score"] == 4.0
+    log = (tmp_path / "in.judge-replies.jsonl").read_text().splitlines()
+    assert len(log) == 2
+    result = run_cli("mm", "score", "--metric", "rougel", "--json", str(source), cwd=tmp_path)
+    assert result.returncode == 0  # no judge, no key
