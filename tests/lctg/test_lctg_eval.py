@@ -32,6 +32,7 @@ from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow, load_prompts
 
 TASK = "ad_text"
 PROMPTS = 10
+MISMATCH = 100312
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ class Setup:
 
 def build_setup() -> Setup:
     prompts = load_prompts(LCTG_DIR, TASK)
-    chosen = list(prompts.values())[:PROMPTS]
+    # Prompt 100312's sentence asks for 40-40 characters, its answer is [40, 45] (quirk 11).
+    chosen = [*list(prompts.values())[: PROMPTS - 1], prompts[MISMATCH]]
     stand_in = StandIn(TASK, benchmark_prompt_module(), benchmark_system_prompt())
     rows, cases, n = [], {}, 0
     for index, row in enumerate(chosen):
@@ -99,6 +101,8 @@ def build_setup() -> Setup:
             texts = []
             for iteration in range(3):
                 case = CASES[n % len(CASES)](row, f"{n:03d}")
+                if (row.prompt_id, constraint, iteration) == (MISMATCH, "char_count", 0):
+                    case = Case("四" * 43, "四" * 43, "適切")  # passes by the answer only
                 n += 1
                 cases[(row.prompt_id, constraint, iteration)] = case
                 stand_in.add(case.raw, case.cleaned, row.base_text, case.first, case.second)
@@ -193,6 +197,8 @@ def test_every_item_is_analysed_as_the_spec_says(run: Run) -> None:
         assert item["remover_status"] == (400 if case.cleaned is None else 200)
         assert item["check"] == spec_check(item["constraint"], case.raw, cleaned, row)
         assert item["quality"] == run.setup.stand_in.label(cleaned, row.base_text)
+    mismatch = [i for i in items if (i["prompt_id"], i["constraint"]) == (MISMATCH, "char_count")]
+    assert mismatch[0]["iteration"] == 0 and mismatch[0]["check"] is True
     checks = {item["check"] for item in items}
     assert checks == {True, False, None}
     qualities = {repr(item["quality"]) for item in items}

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
+from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args, positive_int
 from pfgen_fast.lctg.data import (
     TASKS,
     default_url,
@@ -59,7 +60,9 @@ def add_generate_arguments(actions: Any) -> None:
     add_task_arguments(generate)
     add_llm_arguments(generate, model_flag="--model", model_help="the model to generate with")
     generate.add_argument("--out", required=True, help="folder for generated_result_v1.jsonl")
-    generate.add_argument("--generations", type=int, default=3, help="per prompt (default: 3)")
+    generate.add_argument(
+        "--generations", type=positive_int, default=3, help="per prompt (default: 3)"
+    )
     generate.add_argument("--temperature", type=float, help="(default: the server's)")
     generate.add_argument("--top-p", type=float, help="(default: the server's)")
     generate.add_argument(
@@ -133,6 +136,13 @@ def run_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def show_progress(stage: str, done: int, total: int) -> None:
+    """A line on a terminal's stderr, rewritten as replies come in."""
+    if sys.stderr.isatty():
+        end = "\n" if done == total else ""
+        print(f"\r{stage}: {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+
 def report_calls(client: LLMClient, what: str) -> None:
     stats = client.stats
     print(
@@ -161,6 +171,7 @@ def run_generate(args: argparse.Namespace) -> int:
             params={k: v for k, v in params.items() if v is not None},
             seed=args.seed,
             out=out,
+            progress=partial(show_progress, "generation"),
         )
         report_calls(client, "generation")
     print(f"wrote {path}")
@@ -191,7 +202,7 @@ def run_eval(args: argparse.Namespace) -> int:
         sampling = "none sent (as the benchmark)"
     paths = output_paths(Path(args.out) if args.out else generations.parent, args.task)
     with client_from_args(args, log_path=paths.replies, accept_400=True) as client:
-        items = run_evaluation(client, templates, rows, prompts, params)
+        items = run_evaluation(client, templates, rows, prompts, params, show_progress)
         report_calls(client, f"remover and judge ({sampling})")
     judge = {"base_url": args.base_url, "model": args.judge_model, "sampling": sampling}
     document = scores_document(args.task, model, scores_of(items), judge, (len(rows), len(prompts)))

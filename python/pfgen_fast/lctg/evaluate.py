@@ -4,8 +4,9 @@ the four checks, and the scores. Calls go through the shared LLM client (cached,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
@@ -16,6 +17,8 @@ from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
 from pfgen_fast.lctg.generations import GenerationRow
 from pfgen_fast.lctg.templates import Templates
 
+# Told (stage, requests done, requests) as replies come in.
+Progress = Callable[[str, int, int], None]
 FIRST_LABELS = {"適切": True, "不適切": False}
 RETRY_LABELS = {"True": True, "False": False}
 
@@ -56,10 +59,12 @@ def chat(templates: Templates, prompt: str, params: dict[str, Any]) -> ChatReque
     return ChatRequest(messages=messages, params=params)
 
 
-def replies(client: LLMClient, requests: Sequence[ChatRequest], role: str) -> list[LLMReply]:
+def replies(
+    client: LLMClient, requests: Sequence[ChatRequest], role: str, progress: Progress | None
+) -> list[LLMReply]:
     """The replies in order; a PfgenError when a call failed for good (the replies received are
     cached, so running again resumes)."""
-    results = client.run(requests)
+    results = client.run(requests, None if progress is None else partial(progress, role))
     failed = [result for result in results if isinstance(result, LLMError)]
     if failed:
         raise PfgenError(
@@ -70,11 +75,15 @@ def replies(client: LLMClient, requests: Sequence[ChatRequest], role: str) -> li
 
 
 def remove_headers(
-    client: LLMClient, templates: Templates, items: list[Item], params: dict[str, Any]
+    client: LLMClient,
+    templates: Templates,
+    items: list[Item],
+    params: dict[str, Any],
+    progress: Progress | None,
 ) -> None:
     """The remover's text for every item; a refused request (HTTP 400) is "Invalid Error"."""
     requests = [chat(templates, templates.remover(item.raw), params) for item in items]
-    for item, reply in zip(items, replies(client, requests, "remover"), strict=True):
+    for item, reply in zip(items, replies(client, requests, "remover", progress), strict=True):
         item.remover_status = reply.status
         item.cleaned = INVALID if reply.status == 400 else reply.text
 
@@ -85,6 +94,7 @@ def judge(
     items: list[Item],
     base_texts: dict[int, str],
     params: dict[str, Any],
+    progress: Progress | None,
 ) -> None:
     """The quality label of every item: the first reply, blanks removed, when it is exactly
     適切 or 不適切; else the retry's when exactly True or False; else the retry's text."""
@@ -93,7 +103,7 @@ def judge(
         for item in items
     ]
     pending = []
-    for item, reply in zip(items, judged(client, first), strict=True):
+    for item, reply in zip(items, judged(client, first, "judge", progress), strict=True):
         item.judge_replies = [reply.text]
         label = FIRST_LABELS.get(delete_blank(reply.text))
         if label is None:
@@ -104,16 +114,18 @@ def judge(
         chat(templates, templates.judge_retry(item.cleaned, base_texts[item.prompt_id]), params)
         for item in pending
     ]
-    for item, reply in zip(pending, judged(client, retry), strict=True):
+    for item, reply in zip(pending, judged(client, retry, "judge retry", progress), strict=True):
         item.judge_replies.append(reply.text)
         answer = delete_blank(reply.text)
         item.quality = RETRY_LABELS.get(answer, answer)
 
 
-def judged(client: LLMClient, requests: list[ChatRequest]) -> list[LLMReply]:
+def judged(
+    client: LLMClient, requests: list[ChatRequest], stage: str, progress: Progress | None
+) -> list[LLMReply]:
     """The judge's replies; one the server refused (HTTP 400) is an error, as in the
     benchmark, whose judge script stops there."""
-    results = replies(client, requests, "judge")
+    results = replies(client, requests, stage, progress)
     for reply in results:
         if reply.status == 400:
             raise PfgenError(f"the judge's server refused a request (HTTP 400): {reply.raw}")
@@ -135,13 +147,14 @@ def run_evaluation(
     rows: list[GenerationRow],
     prompts: dict[int, PromptRow],
     params: dict[str, Any],
+    progress: Progress | None = None,
 ) -> list[Item]:
     """Every generation cleaned, judged and checked."""
     items = make_items(rows)
-    remove_headers(client, templates, items, params)
+    remove_headers(client, templates, items, params, progress)
     # The benchmark's judge script reads the source text from the generation file.
     base_texts = {row.prompt_id: row.base_text or prompts[row.prompt_id].base_text for row in rows}
-    judge(client, templates, items, base_texts, params)
+    judge(client, templates, items, base_texts, params, progress)
     for item in items:
         item.check = check(item.constraint, item.raw, item.cleaned, prompts[item.prompt_id])
     return items

@@ -5,6 +5,7 @@ cached on its own: an interrupted run resumes) and a re-run with the same seed r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +69,12 @@ def generate(
     params: dict[str, Any],
     seed: int,
     out: Path,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Path:
     """Generates every prompt's texts and writes the file; a PfgenError when calls failed for
     good (the replies received are cached: a re-run resumes)."""
     requests = generation_requests(prompts, system_prompt, generations, params, seed)
-    results = client.run(requests)
+    results = client.run(requests, progress)
     failed = [r for r in results if isinstance(r, LLMError)]
     if failed:
         raise PfgenError(
