@@ -41,11 +41,13 @@ def top_list(probabilities: dict[str, float]) -> list[tuple[str, float]]:
 @dataclass
 class ScriptedJudge:
     """`script[(first shown, second shown)]` decides that order's reply; `logprobs=False`
-    plays a server that ignores the logprobs request. `judged` counts verdict requests."""
+    plays a server that ignores the logprobs request; a prompt holding `fail_on` gets HTTP 500.
+    `judged` counts verdict requests."""
 
     script: dict[tuple[str, str], OrderScript] = field(default_factory=dict)
     logprobs: bool = True
     delay: float = 0.0
+    fail_on: str | None = None
     judged: int = 0
     criteria: int = 0
 
@@ -54,6 +56,8 @@ class ScriptedJudge:
 
     def __call__(self, path: str, request: dict[str, Any]) -> Reply:
         content = request["messages"][-1]["content"]
+        if self.fail_on is not None and self.fail_on in content:
+            return Reply(status=500, error="judge crashed")
         answers = dict((m.group(1), m.group(2)) for m in ANSWER.finditer(content))
         if "A" not in answers:
             self.criteria += 1

@@ -58,6 +58,7 @@ def item_rows() -> list[dict[str, Any]]:
                 "answer_a": a,
                 "answer_b": b,
                 "labels": LABELS[name],
+                "task": "文章作成" if name in ("fig1", "c-missing") else "要約",
             }
         )
     return rows
@@ -120,6 +121,14 @@ def test_verdicts_match_reference(
         assert (body["logprobs"], body["top_logprobs"], body["temperature"]) == (True, 20, 0)
         assert body.get("max_tokens") == (None if reasoning else 1)
     assert summary["usage"]["calls"] == len(behaviour.received)
+    # the measures per task, as the paper's columns
+    writing = summary["by_task"]["文章作成"]
+    assert (writing["items"], summary["by_task"]["要約"]["items"]) == (2, 3)
+    expected_cr = spec_concordance(
+        [verdicts["fig1"]["proposed"], verdicts["c-missing"]["proposed"]],
+        [LABELS["fig1"], LABELS["c-missing"]],
+    )
+    assert writing["proposed"] == pytest.approx(expected_cr)
 
 
 def test_second_run_makes_no_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,6 +161,31 @@ def test_out_directory_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert summary["items"] == len(LABELS)
     replies = (tmp_path / "out/replies.jsonl").read_text().splitlines()
     assert len(replies) == 2 * len(LABELS)
+
+
+def test_failed_calls_are_errors_not_verdicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = item_rows()
+    rows[1]["answer_b"] = "壊れた回答"
+    items = write_items(tmp_path / "items.jsonl", rows)
+    judge = ScriptedJudge(SCRIPT, fail_on="壊れた回答")
+    with serve(Behaviour(responder=judge)) as url:
+        code, out, err = judge_cli(capsys, url, str(items), "--json", "--max-retries", "0")
+    assert code == 1
+    assert err.startswith("error: item 'c-missing': ") and len(err.splitlines()) == 1
+    result = json.loads(out)
+    assert "error" in result["items"][1] and "verdict" not in result["items"][1]
+    assert result["summary"]["errors"] == 1
+    assert sum(result["summary"]["verdicts"]["proposed"].values()) == 4  # the others judged
+
+
+def test_items_or_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = write_items(tmp_path / "items.jsonl", item_rows())
+    url = "http://127.0.0.1:9/v1"
+    for args in ([], [str(items), "--runs", "x", "y"], [str(items), "--trials", "2"]):
+        assert judge_cli(capsys, url, *args)[0] == 1
+    assert "give ITEMS.jsonl or --runs" in judge_cli(capsys, url)[2]
 
 
 def test_server_without_logprobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,6 +45,8 @@ def test_two_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(items) == 100
     assert {(item["model_a"], item["model_b"]) for item in items} == {(str(run_a), str(run_b))}
     assert judge.judged == 200
+    assert items[0]["task"] == json.loads((bench_dir() / "data/Q01.json").read_text())["category"]
+    assert sum(t["items"] for t in json.loads(out)["summary"]["by_task"].values()) == 100
 
 
 def test_run_with_unknown_question(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,7 @@
 """The pairs to judge, read from JSON lines: `id`, `question`, `reference` (optional),
 `answer_a`, `answer_b`, `labels` (optional human verdicts, each A, B or C), and optionally
-`model_a`, `model_b` (the names a ranking uses). Every problem names the file, line and field."""
+`model_a`, `model_b` (the names a ranking uses) and `task` (a group the measures are also
+given for). Every problem names the file, line and field."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class PairItem:
     labels: tuple[str, ...] | None = None
     model_a: str | None = None
     model_b: str | None = None
+    task: str | None = None
 
 
 def optional_string(obj: dict[str, object], name: str, where: str) -> str | None:
@@ -59,6 +61,7 @@ def read_item(obj: dict[str, object], where: str) -> PairItem:
         labels=read_labels(obj, where),
         model_a=optional_string(obj, "model_a", where),
         model_b=optional_string(obj, "model_b", where),
+        task=optional_string(obj, "task", where),
     )
 
 

@@ -101,12 +101,20 @@ def require_logprobs(reply: LLMReply, setup: JudgeSetup, item: PairItem) -> None
         )
 
 
+def base_record(item: PairItem) -> dict[str, Any]:
+    """What names the item: id, task and models when given."""
+    record: dict[str, Any] = {"id": item.id}
+    if item.task is not None:
+        record["task"] = item.task
+    if item.model_a is not None or item.model_b is not None:
+        record["model_a"], record["model_b"] = item.model_a, item.model_b
+    return record
+
+
 def item_record(
     item: PairItem, replies: tuple[LLMReply | LLMError, LLMReply | LLMError], setup: JudgeSetup
 ) -> dict[str, Any]:
-    record: dict[str, Any] = {"id": item.id}
-    if item.model_a is not None or item.model_b is not None:
-        record["model_a"], record["model_b"] = item.model_a, item.model_b
+    record = base_record(item)
     first, second = replies
     if isinstance(first, LLMError) or isinstance(second, LLMError):
         record["error"] = str(first if isinstance(first, LLMError) else second)
@@ -155,7 +163,7 @@ def judge_pairs(
     for item in items:
         key = (item.question, item.reference)
         if key in criteria_errors:
-            records.append({"id": item.id, "error": criteria_errors[key]})
+            records.append({**base_record(item), "error": criteria_errors[key]})
             continue
         record = item_record(item, (next(replies), next(replies)), setup)
         if setup.prompt.with_criteria:
@@ -165,6 +173,18 @@ def judge_pairs(
 
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The measures of all items, and of each task when items name one (the paper's per-task
+    columns)."""
+    summary = measures(records)
+    tasks = list(dict.fromkeys(r["task"] for r in records if "task" in r))
+    if tasks:
+        summary["by_task"] = {
+            task: measures([r for r in records if r.get("task") == task]) for task in tasks
+        }
+    return summary
+
+
+def measures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Concordance of each method with the annotators (items with labels), Fleiss' kappa
     among them, robustness, verdict counts, tie-breaks; over the items without errors."""
     judged = [r for r in records if "error" not in r]

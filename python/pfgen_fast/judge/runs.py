@@ -23,6 +23,7 @@ class Question:
     id: str  # Q01 ...
     text: str
     reference: str  # the question's model answer (`note`)
+    category: str
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ def load_questions(directory: Path) -> list[Question]:
                     require(value, "question_id", str, str(path)),
                     require(value, "question", str, str(path)),
                     require(value, "note", str, str(path)),
+                    require(value, "category", str, str(path)),
                 )
             )
         except InputError as error:
@@ -107,6 +109,7 @@ def run_pairs(
                     answer_b=b[t],
                     model_a=run_a.name,
                     model_b=run_b.name,
+                    task=question.category,
                 )
             )
     if not items:
