@@ -334,6 +334,11 @@ impl Parser<'_> {
         let Some(byte) = self.peek() else {
             return Err(Error::Syntax("unterminated string"));
         };
+        // Not past a line break: the caller goes on from the error's position to the line's
+        // end, and would take the next line for the rest of this one.
+        if byte == b'\n' {
+            return Err(Error::Syntax("invalid escape"));
+        }
         self.position += 1;
         let simple = match byte {
             b'"' => '"',
