@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use pfgen_core::common::py_sum::SumMode;
 use pfgen_core::pfgen::answer_lines::read_answer_lines;
 use pfgen_core::pfgen::helpfulness::{Pattern, Rule, WeightedRule};
 use pfgen_core::pfgen::reference::Source;
@@ -209,7 +210,7 @@ fn main() -> Result<(), Failure> {
         let start = Instant::now();
         let mut sum = 0.0;
         for (scorer, answers) in scorers.iter().zip(&answers_of) {
-            let batch = scorer.score_batch(answers, &[], false);
+            let batch = scorer.score_batch(answers, &[], false, SumMode::default());
             sum += batch.fluency.iter().sum::<f64>() + batch.truthfulness.iter().sum::<f64>();
         }
         best_score = best_score.min(start.elapsed().as_secs_f64());
@@ -219,7 +220,7 @@ fn main() -> Result<(), Failure> {
         let mut bytes = 0;
         for ((scorer, answers), question) in scorers.iter().zip(&answers_of).zip(&questions) {
             let keys: Vec<String> = question.sources.iter().map(|(k, _)| k.clone()).collect();
-            let batch = scorer.score_batch(answers, &[], true);
+            let batch = scorer.score_batch(answers, &[], true, SumMode::default());
             bytes += batch
                 .records_json(&keys)
                 .iter()

@@ -5,5 +5,6 @@ pub mod json_lines;
 pub(crate) mod prefetch;
 pub mod py_float;
 pub mod py_json;
+pub mod py_sum;
 #[cfg(test)]
 pub(crate) mod test_texts;

@@ -3,6 +3,7 @@
 use rayon::prelude::*;
 
 use crate::common::py_float::py_round;
+use crate::common::py_sum::{py_sum, SumMode};
 use crate::pfgen::helpfulness::{helpfulness, HelpfulnessName, WeightedRule};
 use crate::pfgen::record_json;
 use crate::pfgen::reference::{ReferenceError, ReferenceTables, Scratch, Source};
@@ -52,12 +53,14 @@ impl QuestionScorer {
     }
 
     /// Scores `answers` (each as its characters); `external[i * num_external + j]` is the value
-    /// of External leaf j for answer i. Large batches use every thread of the rayon pool.
+    /// of External leaf j for answer i; `sum` the `sum()` of the per-answer average. Large
+    /// batches use every thread of the rayon pool.
     pub fn score_batch<'s, S: AsRef<[char]> + Sync>(
         &'s self,
         answers: &[S],
         external: &[u32],
         with_results: bool,
+        sum: SumMode,
     ) -> ScoreBatch<'s> {
         let n = answers.len();
         let k = self.num_sources();
@@ -79,7 +82,7 @@ impl QuestionScorer {
                     .get(i * self.num_external..(i + 1) * self.num_external)
                     .unwrap_or(&[]);
                 let (help, average, results) =
-                    self.finish_record(answer, external_row, fluency, truthfulness, with_results);
+                    self.finish_record(answer, external_row, fluency, truthfulness, with_results, sum);
                 out.helpfulness[offset] = help;
                 out.average[offset] = average;
                 out.results[offset] = results;
@@ -135,19 +138,15 @@ impl QuestionScorer {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
         with_results: bool,
+        sum: SumMode,
     ) -> (f64, f64, HelpfulnessResults<'_>) {
         let k = fluency.len() as f64;
-        // Python's sum(): left to right over the rounded per-source values.
-        let mut fluency_sum = 0.0;
-        for value in fluency.iter_mut() {
+        for value in fluency.iter_mut().chain(truthfulness.iter_mut()) {
             *value = py_round(*value / k, 6);
-            fluency_sum += *value;
         }
-        let mut truthfulness_sum = 0.0;
-        for value in truthfulness.iter_mut() {
-            *value = py_round(*value / k, 6);
-            truthfulness_sum += *value;
-        }
+        // The official `sum(fluency.values())` and `sum(truthfulness.values())`.
+        let fluency_sum = py_sum(fluency.iter().copied(), sum);
+        let truthfulness_sum = py_sum(truthfulness.iter().copied(), sum);
         let help = helpfulness(&self.rules, answer, external, with_results);
         let average = py_round((fluency_sum + truthfulness_sum + help.value) / 3.0, 5);
         (py_round(help.value, 5), average, help.results)

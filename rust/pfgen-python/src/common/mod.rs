@@ -6,6 +6,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
+use pfgen_core::common::py_sum::SumMode;
+
 pub(crate) mod arrow_stream;
 
 /// Copies Python strings into Rust. `encode_utf8` makes a temporary bytes object instead of
@@ -119,7 +121,16 @@ pub(crate) fn py_round(x: f64, digits: u32) -> PyResult<f64> {
     Ok(pfgen_core::common::py_float::py_round(x, digits))
 }
 
+/// Python's `sum()` of floats: as Python >= 3.12 adds them (compensated), or with `legacy` as
+/// Python <= 3.11 does (left to right).
+#[pyfunction]
+#[pyo3(signature = (values, legacy=false))]
+pub(crate) fn py_sum(values: Vec<f64>, legacy: bool) -> f64 {
+    pfgen_core::common::py_sum::py_sum(values, SumMode::from_legacy(legacy))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_round, m)?)?;
+    m.add_function(wrap_pyfunction!(py_sum, m)?)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)
 }

@@ -10,8 +10,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
+use pfgen_core::common::py_sum::SumMode;
+use pfgen_core::pfgen::answer_lines::{BLANK, OTHER};
 use pfgen_core::pfgen::helpfulness::{Pattern, Rule, WeightedRule};
 use pfgen_core::pfgen::reference::{ReferenceTables, Source};
+use pfgen_core::pfgen::spec::{HELPFULNESS_CUT, NOT_FOUND};
 
 use crate::common::{slices, text_characters, utf8_strings};
 use crate::errors::CoreError;
@@ -176,8 +179,8 @@ impl QuestionScorer {
     /// Scores answers. `external`: (len(answers), num_external) uint32 match ends (9999 when
     /// absent). Returns (fluency (n, K), truthfulness (n, K), helpfulness (n,), average (n,),
     /// helpfulness_results or None, records as UTF-8 JSON text or None), rounded as in the
-    /// per-answer record.
-    #[pyo3(signature = (answers, external=None, with_results=false, with_json=false))]
+    /// per-answer record. `legacy_sum`: the average's sums as Python <= 3.11 adds.
+    #[pyo3(signature = (answers, external=None, with_results=false, with_json=false, legacy_sum=false))]
     #[allow(clippy::type_complexity)]
     fn score<'py>(
         &self,
@@ -186,6 +189,7 @@ impl QuestionScorer {
         external: Option<PyReadonlyArray2<'py, u32>>,
         with_results: bool,
         with_json: bool,
+        legacy_sum: bool,
     ) -> PyResult<(
         Bound<'py, PyAny>,
         Bound<'py, PyAny>,
@@ -201,9 +205,12 @@ impl QuestionScorer {
         let n = answers.len();
         let external_values = self.external_values(n, external)?;
         let (batch, records) = py.detach(|| {
-            let batch =
-                self.inner
-                    .score_batch(&answers, &external_values, with_results || with_json);
+            let batch = self.inner.score_batch(
+                &answers,
+                &external_values,
+                with_results || with_json,
+                SumMode::from_legacy(legacy_sum),
+            );
             let records = with_json.then(|| batch.records_json(&self.sources));
             (batch, records)
         });
@@ -243,14 +250,16 @@ impl QuestionScorer {
     }
 
     /// Scores the answers of the lines of `lines.questions[question]` and keeps their records
-    /// for `lines.write`. `external` as for `score`, a row per line of the question.
-    #[pyo3(signature = (lines, question, external=None))]
+    /// for `lines.write`. `external` and `legacy_sum` as for `score`, a row per line of the
+    /// question.
+    #[pyo3(signature = (lines, question, external=None, legacy_sum=false))]
     fn score_lines(
         &self,
         py: Python<'_>,
         mut lines: PyRefMut<'_, answer_lines::AnswerLines>,
         question: usize,
         external: Option<PyReadonlyArray2<'_, u32>>,
+        legacy_sum: bool,
     ) -> PyResult<()> {
         let indices = lines.lines.lines_of(question);
         let external_values = self.external_values(indices.len(), external)?;
@@ -265,7 +274,12 @@ impl QuestionScorer {
                 ends.push(characters.len());
             }
             let answers = slices(&characters, &ends);
-            let batch = self.inner.score_batch(&answers, &external_values, true);
+            let batch = self.inner.score_batch(
+                &answers,
+                &external_values,
+                true,
+                SumMode::from_legacy(legacy_sum),
+            );
             batch.records_json(&self.sources)
         });
         for (line, record) in indices.into_iter().zip(records) {
@@ -291,6 +305,10 @@ impl QuestionScorer {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("HELPFULNESS_CUT", HELPFULNESS_CUT)?;
+    m.add("NOT_FOUND", NOT_FOUND)?;
+    m.add("BLANK_LINE", BLANK)?;
+    m.add("OTHER_LINE", OTHER)?;
     m.add_class::<QuestionScorer>()?;
     m.add_class::<answer_lines::AnswerLines>()?;
     construct::register(m)
