@@ -1,17 +1,40 @@
 """Files as every command reads and writes them: atomic replacement, glob expansion, the user
-cache, and the one wording of read errors."""
+cache, the one wording of read and write errors, and temporary files and folders named after the
+process that made them, so that a later run can remove those of a process that was killed."""
 
 from __future__ import annotations
 
+import errno
 import glob
 import lzma
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.errors import InputError, PfgenError
+
+# What follows the prefix in the name of a temporary file or folder: the id of the process that
+# made it, a dash, and tempfile's random part (a temporary file also ends in `.tmp`).
+OWNER = re.compile(r"(\d+)-[A-Za-z0-9_]+(\.tmp)?")
+
+
+class WriteError(OSError, PfgenError):
+    """A file that cannot be written, named as the user named it (not its temporary file): an
+    OSError for the callers that catch those, a PfgenError for the CLI."""
+
+    def __init__(self, path: Path, reason: str, code: int = 0) -> None:
+        super().__init__(code, reason, str(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename}: cannot write: {self.strerror}"
+
+    @classmethod
+    def of(cls, path: Path, error: OSError) -> WriteError:
+        return cls(path, error.strerror or str(error), error.errno or 0)
 
 
 def cache_dir() -> Path:
@@ -55,6 +78,67 @@ def read_bytes(path: Path) -> bytes:
         raise InputError(f"{path}: not a valid .xz file: {error}") from None
 
 
+def process_is_alive(pid: int) -> bool:
+    """Whether a process with this id exists (signal 0 checks without sending anything). Any
+    doubt counts as alive: only the leftovers of processes known to be gone are removed."""
+    if os.name != "posix" or pid <= 0:
+        return True  # elsewhere os.kill(pid, 0) is not a harmless probe
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True
+
+
+def remove_leftovers(directory: Path, prefix: str) -> None:
+    """Removes the temporary files and folders in `directory` named `PREFIX<pid>-<random>`
+    (files with `.tmp` after it) whose process has ended: what a killed run left behind."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        owner = OWNER.fullmatch(entry.name, len(prefix))
+        if owner is None or process_is_alive(int(owner[1])):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+@contextmanager
+def temporary_folder(prefix: str, parent: Path | None = None) -> Iterator[Path]:
+    """A new folder `PREFIX<pid>-<random>` in `parent` (default: the system's temporary
+    folder), removed when the block ends, however it ends; the folders a killed process left
+    there under the same prefix are removed first."""
+    where = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    remove_leftovers(where, prefix)
+    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=where))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def make_parent(path: Path) -> None:
+    """Creates the folders above `path`; a WriteError names the part that is not a folder."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        for parent in reversed(path.parents):
+            if parent.exists() and not parent.is_dir():
+                raise WriteError(path, f"{parent} is not a directory", errno.ENOTDIR) from None
+        raise WriteError.of(path, error) from None
+
+
 def _new_file_mode() -> int:
     """The mode `open` gives a new file: 0o666 less the umask (read once: setting and
     restoring the umask is not safe while other threads create files)."""
@@ -71,24 +155,44 @@ def replaced_atomically(path: Path) -> Iterator[Path]:
     """A temporary file beside `path` to write, renamed into place when the block ends without
     an error (removed otherwise): readers see the old file or the new one, never a part. The
     file gets the mode of the one it replaces, or that of a newly created file (the temporary
-    file's own is private)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    file's own is private). Failures to create, write or rename it raise WriteError naming
+    `path`; temporary files of `path` that killed processes left are removed first."""
+    make_parent(path)
     try:
         mode = path.stat().st_mode & 0o7777
     except OSError:
         mode = NEW_FILE_MODE
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    prefix = f".{path.name}."
+    remove_leftovers(path.parent, prefix)
+    try:
+        handle, name = tempfile.mkstemp(
+            dir=path.parent, prefix=f"{prefix}{os.getpid()}-", suffix=".tmp"
+        )
+    except OSError as error:
+        raise WriteError.of(path, error) from None
+    temporary = Path(name)
     try:
         os.fchmod(handle, mode)
         os.close(handle)
-        yield Path(temporary)
-        os.replace(temporary, path)
+        try:
+            yield temporary
+        except OSError as error:
+            if error.filename != name:
+                raise
+            raise WriteError.of(path, error) from None
+        try:
+            os.replace(temporary, path)
+        except OSError as error:
+            raise WriteError.of(path, error) from None
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Writes `data` to `path` through `replaced_atomically`."""
+    """Writes `data` to `path` through `replaced_atomically` (WriteError if it cannot)."""
     with replaced_atomically(path) as temporary:
-        temporary.write_bytes(data)
+        try:
+            temporary.write_bytes(data)
+        except OSError as error:
+            raise WriteError.of(path, error) from None

@@ -1,10 +1,13 @@
-"""Tables as users see them: rich tables on a terminal, tab-separated text when the output is
-piped (full values, one line per row), and CSV, Parquet or JSON files through polars."""
+"""Tables as users see them: rich tables on a terminal (names folded, never cut), tab-separated
+text when the output is piped (full values, one line per row), and CSV, Parquet or JSON files
+through polars."""
 
 from __future__ import annotations
 
 import io
+import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,35 +27,58 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
+# A cell that reads as a number: right-aligned and never folded on a terminal.
+NUMBER = re.compile(r"[-+]?[0-9][0-9,.]*(e[-+]?[0-9]+)?%?|nan|inf|")
+
+
 def print_table(
     title: str | None,
     columns: list[str],
     rows: list[list[Any]],
     *,
     console: Console | None = None,
+    labels: Sequence[str] | None = None,
+    second_line: Sequence[str] = (),
+    caption: str | None = None,
 ) -> None:
-    """A rich table when the console is a terminal, else a header line and one line per row,
-    tab-separated. On a terminal the first column folds instead of being cut, so names stay
-    whole at any width; numbers are shown as given (format them before)."""
+    """A rich table when the console is a terminal, else a header line (`columns`) and one line
+    per row, tab-separated, every value whole. On a terminal the columns are headed by `labels`
+    (short names, explained in `caption`, default `columns`), the `second_line` columns are
+    shown below the first column's value instead of in columns of their own, and text columns
+    fold instead of being cut, so names stay whole at any width. Numbers are shown as given
+    (format them before)."""
     console = console or Console()
     if not console.is_terminal:
         out = console.file if console.file is not None else sys.stdout
         lines = ["\t".join(columns)]
-        lines += ["\t".join(cell_text(value) for value in row) for row in rows]
+        lines += ["\t".join(cell_text(value).replace("\t", " ") for value in row) for row in rows]
         out.write("\n".join(lines) + "\n")
         out.flush()
         return
+    from rich import box
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=title)
-    for index, name in enumerate(columns):
-        if index == 0:
-            table.add_column(name, overflow="fold", ratio=1, min_width=12)
+    below = [columns.index(name) for name in second_line]
+    shown = [index for index in range(len(columns)) if index not in below]
+    headers = list(labels) if labels is not None else columns
+    table = Table(
+        title=title, caption=caption, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
+    texts = [[cell_text(value) for value in row] for row in rows]
+    for position, index in enumerate(shown):
+        values = [row[index] for row in texts]
+        if position > 0 and all(NUMBER.fullmatch(value) for value in values):
+            width = max([len(value) for value in values] + [len(headers[index])])
+            table.add_column(headers[index], justify="right", no_wrap=True, min_width=width)
         else:
-            table.add_column(name, justify="right", no_wrap=True)
-    for row in rows:
-        table.add_row(*(escape(cell_text(value)) for value in row))
+            table.add_column(headers[index], overflow="fold", ratio=1, min_width=8)
+    for row in texts:
+        cells = [escape(row[index]) for index in shown]
+        extra = "  ".join(row[index] for index in below if row[index])
+        if extra:
+            cells[0] += f"\n[dim]{escape(extra)}[/dim]"
+        table.add_row(*cells)
     console.print(table)
 
 
