@@ -137,13 +137,14 @@ def add_pointwise_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def progress_printer() -> Progress | None:
-    """A progress line on a terminal's stderr, nothing otherwise."""
+    """A progress line on a terminal's stderr (one per batch: criteria, then verdicts),
+    nothing otherwise."""
     if not sys.stderr.isatty():
         return None
 
     def show(done: int, total: int) -> None:
         end = "\n" if done == total else ""
-        print(f"\rjudged {done}/{total}", end=end, file=sys.stderr, flush=True)
+        print(f"\rcalls {done}/{total}", end=end, file=sys.stderr, flush=True)
 
     return show
 
