@@ -108,3 +108,24 @@ def test_matches_reference(first: Reply, second: Reply, reasoning: bool) -> None
     assert verdict.bs1 == expected["bs1"]
     assert verdict.bs2 == expected["bs2"]
     assert verdict.consistent == expected["consistent"]
+
+
+greedy_table = st.dictionaries(st.sampled_from("ABC"), st.sampled_from(LOGPROBS[1:]), min_size=1)
+
+
+def greedy_reply(table: dict[str, float]) -> list[Token]:
+    """A temperature-0 reply: the generated letter is the most probable (first listed) one."""
+    top = tuple(sorted(table.items(), key=lambda pair: -pair[1]))
+    return [Token(top[0][0], top)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(greedy_table, greedy_table)
+def test_agreeing_greedy_orders_keep_their_verdict(first: dict, second: dict) -> None:
+    # spec 2.6: when both orders agree, the mean's argmax is their verdict, except on ties
+    verdict = combine(
+        read_order(greedy_reply(first), reasoning=False),
+        read_order(greedy_reply(second), reasoning=False),
+    )
+    if verdict.consistent and not verdict.tie_broken:
+        assert verdict.proposed == verdict.bs1 == verdict.bs2
