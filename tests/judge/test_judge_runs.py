@@ -71,3 +71,29 @@ def test_run_with_unknown_question(tmp_path: Path, capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert code == 1
     assert err == f'error: {run}/trials.jsonl:1: field "question": not a question of the data\n'
+
+
+def test_run_problems_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    data = str(bench_dir() / "data")
+    server = ["--base-url", "http://127.0.0.1:9/v1", "--judge-model", "judge-1"]
+    cases = [
+        (
+            ["pairwise", "--runs", str(empty), str(empty), "--data", data],
+            f"error: {empty}: no trials.jsonl.xz or trials.jsonl\n",
+        ),
+        (
+            ["pairwise", "--runs", str(empty), str(empty), "--data", str(empty)],
+            f"error: {empty}: no Qxx.json files\n",
+        ),
+        (
+            ["pointwise", str(published_runs()[0].parent), "--data", data],
+            f"error: {published_runs()[0].parent}: no trials.jsonl.xz or trials.jsonl\n",
+        ),
+    ]
+    for args, message in cases:
+        assert main(["judge", *args, *server]) == 1
+        assert capsys.readouterr().err == message
