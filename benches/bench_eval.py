@@ -59,10 +59,10 @@ def time_xz(files: list[Path]) -> float:
 
 def reference_seconds(bench: Path, files: list[Path]) -> tuple[float, int]:
     """Extrapolated time of the from-spec reference for all tables and all answers."""
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "pfgen"))
     import orjson
 
-    from pfgen_fast.data import load_questions
+    from pfgen_fast.pfgen.data import load_questions
     from reference_scorer import ReferenceScorer
 
     questions = load_questions(bench / "data")

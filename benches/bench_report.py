@@ -27,8 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-from pfgen_fast.data import load_questions  # noqa: E402
-from pfgen_fast.report import SampleCoverage, load_result, render_page  # noqa: E402
+from pfgen_fast.pfgen.data import load_questions  # noqa: E402
+from pfgen_fast.pfgen.pages import SampleCoverage, render_page  # noqa: E402
+from pfgen_fast.pfgen.results import load_result  # noqa: E402
 
 TARGET_SECONDS = 1.0
 BASELINE_SAMPLES = 12

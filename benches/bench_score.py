@@ -208,8 +208,8 @@ def time_cli(
 def reference_figures(data_dir: Path, answers_path: Path) -> dict[str, float]:
     """The reference scorer, one question at a time (its tables take ~100 MB per question):
     total build time of all tables, and scoring speed on a sample of each question's answers."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from pfgen_fast.data import load_questions
+    sys.path.insert(0, str(ROOT / "tests" / "pfgen"))
+    from pfgen_fast.pfgen.data import load_questions
     from reference_scorer import ReferenceScorer
 
     grouped = read_answers(answers_path)

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from pfgen_fast.data import Question, load_questions
-from pfgen_fast.scorer import build_scorers
+from pfgen_fast.pfgen.data import Question, load_questions
+from pfgen_fast.pfgen.scorer import build_scorers
 
 ROOT = Path(__file__).resolve().parent.parent
 SCORE_THRESHOLD = 0.6

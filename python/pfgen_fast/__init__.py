@@ -13,7 +13,7 @@ Example::
 from typing import Any
 
 from pfgen_fast.common.errors import DataError, InputError, PfgenError
-from pfgen_fast.data import Question, load_questions
+from pfgen_fast.pfgen.data import Question, load_questions
 
 __all__ = [
     "DataError",
@@ -34,7 +34,7 @@ _SCORER_NAMES = {"QuestionScorer", "ReferenceData", "ScoreArrays", "build_scorer
 def __getattr__(name: str) -> Any:
     # The scorer pulls in numpy and the compiled core; commands that need neither stay light.
     if name in _SCORER_NAMES:
-        from pfgen_fast import scorer
+        from pfgen_fast.pfgen import scorer
 
         return getattr(scorer, name)
     raise AttributeError(f"module 'pfgen_fast' has no attribute {name!r}")

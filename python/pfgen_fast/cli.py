@@ -1,6 +1,6 @@
 """`python -m pfgen_fast COMMAND ...`: pfgen-bench's commands (one module each in
-`pfgen_fast.commands`), and one command per other benchmark room (`lctg`, `mm`, `judge`), whose
-own subcommands its `cli` module declares."""
+`pfgen_fast.pfgen.commands`), and one command per other benchmark room (`lctg`, `mm`, `judge`),
+whose own subcommands its `cli` module declares."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import NoReturn
 
 from pfgen_fast.common.errors import PfgenError
 
-# Subcommand name -> (module in pfgen_fast.commands, one-line help). Modules are imported only
-# when their command runs, so `score` does not pay for plotting or HTTP imports.
+# Subcommand name -> (module in pfgen_fast.pfgen.commands, one-line help). Modules are imported
+# only when their command runs, so `score` does not pay for plotting or HTTP imports.
 COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("score", "score JSON lines of answers (question, answer) against the reference data"),
     "eval": (
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
-        sub.set_defaults(_module=f"pfgen_fast.commands.{module_name}")
+        sub.set_defaults(_module=f"pfgen_fast.pfgen.commands.{module_name}")
     for name, (module_name, help_text) in ROOMS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         sub.set_defaults(_module=module_name)

@@ -1,0 +1,186 @@
+"""`generate`: trials for a model served by an OpenAI-compatible server, with the published
+prompts, parameters and trial files, packed for `eval`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import threading
+from pathlib import Path, PurePosixPath
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from pfgen_fast.common.errors import InputError
+from pfgen_fast.pfgen.data import resolve_data_dir
+from pfgen_fast.pfgen.generate import OpenAIBackend, RunParameters, generate
+from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's OpenAI-compatible server
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def top_p_value(text: str) -> float | None:
+    """A number, or `none`: not sent (the server's default), as the published API runs."""
+    if text.lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number or none: {text!r}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="model name sent to the server")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        required=True,
+        help="completion: completions endpoint; qa: the prompt as one chat message; "
+        "chat: system and user chat messages",
+    )
+    parser.add_argument("--backend", choices=["openai"], default="openai")
+    parser.add_argument(
+        "--base-url",
+        default=os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+        help=f"server URL (default: $OPENAI_BASE_URL, else {DEFAULT_BASE_URL}); "
+        "the API key comes from $OPENAI_API_KEY",
+    )
+    parser.add_argument(
+        "--num-trials", type=positive_int, default=100, help="trials (default: 100)"
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=1.0,
+        help="default: 1.0 (published: 1.0 for open models, 0.0 for API models)",
+    )
+    parser.add_argument(
+        "--top-p",
+        type=top_p_value,
+        default=0.98,
+        help="a number, or none to leave it to the server (default: 0.98, as published for "
+        "open models)",
+    )
+    parser.add_argument("--max-tokens", type=positive_int, default=300, help="default: 300")
+    parser.add_argument(
+        "--num-examples", type=int, default=20, help="few-shot examples (default: 20)"
+    )
+    parser.add_argument("--seed", default="", help="seed string of the run (default: empty)")
+    parser.add_argument("--prefix", default="", help="text before every prompt; \\n etc. allowed")
+    parser.add_argument(
+        "--concurrency", type=positive_int, default=8, help="requests at once (default: 8)"
+    )
+    parser.add_argument(
+        "--timeout", type=positive_float, default=120.0, help="seconds per request (default: 120)"
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=5,
+        help="retries of a failed request, with exponential backoff (default: 5)",
+    )
+    parser.add_argument("--data", help="directory holding questions.jsonl (default: ./data)")
+    parser.add_argument("--out", default="result", help="results folder (default: result)")
+
+
+def check_model_name(model: str) -> None:
+    """The model name becomes folders under --out: it must stay inside."""
+    parts = PurePosixPath(model).parts
+    if not parts or model.startswith(("/", "\\")) or any(p in (".", "..") for p in parts):
+        raise InputError(f"--model {model!r}: expected a name like org/model")
+
+
+def run(args: argparse.Namespace) -> int:
+    check_model_name(args.model)
+    if args.num_examples < 0:
+        raise InputError(f"--num-examples {args.num_examples}: must not be negative")
+    if args.max_retries < 0:
+        raise InputError(f"--max-retries {args.max_retries}: must not be negative")
+    unescape_prefix(args.prefix)  # a bad escape is an error before any request
+    examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
+    cancelled = threading.Event()
+    backend = OpenAIBackend(
+        base_url=args.base_url,
+        api_key=os.environ.get("OPENAI_API_KEY", ""),
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        cancelled=cancelled,
+    )
+    parameters = RunParameters(
+        engine=backend.engine,
+        model=args.model,
+        mode=args.mode,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+        num_examples=args.num_examples,
+        prefix=args.prefix,
+        seed=args.seed,
+    )
+    console = Console(stderr=True, soft_wrap=True)
+    console.print(f"run directory: {escape(str(parameters.run_directory(Path(args.out))))}")
+    progress = Progress(
+        TextColumn("trials {task.fields[trials]}/{task.fields[num_trials]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("answers"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    )
+    total = args.num_trials * len(examples)
+    task = progress.add_task("generate", total=total, trials=0, num_trials=args.num_trials)
+    trials_done = 0
+
+    def on_answer() -> None:
+        progress.advance(task)
+
+    def on_trial() -> None:
+        nonlocal trials_done
+        trials_done += 1
+        # A trial found already finished counts all its answers at once.
+        completed = max(progress.tasks[0].completed, trials_done * len(examples))
+        progress.update(task, trials=trials_done, completed=completed)
+
+    with progress:
+        run_dir = generate(
+            parameters,
+            backend,
+            examples,
+            Path(args.out),
+            args.num_trials,
+            args.concurrency,
+            cancelled,
+            on_answer,
+            on_trial,
+        )
+    console.print(f"wrote {escape(str(run_dir / 'trials.jsonl.xz'))}")
+    return 0

@@ -1,0 +1,116 @@
+"""`report`: README.md beside each result.json, the leaderboard in a README, table exports."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import expand_paths, write_atomically
+from pfgen_fast.pfgen.data import load_questions, resolve_data_dir
+from pfgen_fast.pfgen.leaderboard import (
+    export_bytes,
+    markdown_table,
+    rank_runs,
+    replace_table,
+    rich_table,
+)
+from pfgen_fast.pfgen.pages import SampleCoverage, page_is_current, render_page
+from pfgen_fast.pfgen.results import RunResult, load_results
+
+DEFAULT_PATTERNS = ["result/**/result.json", "data/**/result.json"]
+FORMATS = ("csv", "parquet", "json")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="result.json files or glob patterns with ** (quote them); default: "
+        + " ".join(DEFAULT_PATTERNS),
+    )
+    parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
+    parser.add_argument(
+        "--readme", type=Path, help="README.md whose leaderboard (between the markers) to replace"
+    )
+    parser.add_argument("--format", choices=FORMATS, help="export the leaderboard (with --output)")
+    parser.add_argument("--output", type=Path, help="file to export the leaderboard to")
+    parser.add_argument("--force", action="store_true", help="rewrite pages already current")
+
+
+def write_pages(runs: list[RunResult], data_arg: str | None, force: bool, console: Console) -> int:
+    """Writes the README.md of every run whose page is not current; returns the failures."""
+    stale = [r for r in runs if force or not page_is_current(r.path.parent / "README.md", r.sha1)]
+    if not stale:
+        console.print(f"{len(runs)} page(s) already current")
+        return 0
+    needed = {qid for run in stale for qid in run.data["questions"]}
+    coverage = SampleCoverage(stale, load_questions(resolve_data_dir(data_arg), needed))
+    failures = 0
+    for run in stale:
+        readme = run.path.parent / "README.md"
+        try:
+            page = render_page(run, coverage)
+            write_atomically(readme, page.encode())
+        except PfgenError as error:
+            console.print(f"[red]error:[/] {escape(str(error))}")
+            failures += 1
+        except OSError as error:
+            console.print(f"[red]error:[/] {escape(f'{readme}: cannot write: {error.strerror}')}")
+            failures += 1
+    written = len(stale) - failures
+    console.print(f"{written} page(s) written, {len(runs) - len(stale)} already current")
+    return failures
+
+
+def write_export(output: Path, data: bytes) -> None:
+    try:
+        write_atomically(output, data)
+    except OSError as error:
+        raise InputError(f"{output}: cannot write: {error.strerror}") from None
+
+
+def update_readme(readme: Path, runs: list[RunResult]) -> None:
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{readme}: cannot read: {error}") from None
+    table = markdown_table(rank_runs(runs), readme.parent)
+    updated = replace_table(text, table, readme)
+    if updated != text:
+        try:
+            write_atomically(readme, updated.encode())
+        except OSError as error:
+            raise InputError(f"{readme}: cannot write: {error.strerror}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(stderr=True, soft_wrap=True)
+    if (args.format is None) != (args.output is None):
+        raise InputError("--format and --output go together")
+    paths, unmatched = expand_paths(args.paths or DEFAULT_PATTERNS)
+    for pattern in unmatched:
+        if args.paths:
+            console.print(f"[yellow]warning:[/] no result.json matches {escape(pattern)}")
+    if not paths:
+        raise InputError("no result.json files (give paths, or run inside a pfgen-bench checkout)")
+    runs, errors = load_results(paths)
+    for error in errors:
+        console.print(f"[red]error:[/] {escape(error)}")
+    failures = len(errors)
+    if runs:
+        failures += write_pages(runs, args.data, args.force, console)
+        if args.readme is not None:
+            update_readme(args.readme, runs)
+        entries = rank_runs(runs)
+        if args.output is not None:
+            write_export(args.output, export_bytes(entries, args.format))
+        Console().print(rich_table(entries))
+    if failures:
+        console.print(f"[red]{failures} result(s) failed[/]")
+        return 1
+    return 0

@@ -1,0 +1,290 @@
+"""A run's result.json (scoring spec §7): written from the scored answers of each question, and
+read back and checked for the pages, the leaderboard and the figures."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+
+from pfgen_fast.common.errors import InputError
+
+if TYPE_CHECKING:
+    from pfgen_fast.pfgen.scorer import ScoreArrays
+
+SAMPLE_RANKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True)
+class ScoredQuestion:
+    """The answers of one question in file order, their scores, and the full records of the
+    sampled answers (index in file order -> per-answer record, in `sample_indices` order)."""
+
+    question: str
+    answers: list[dict[str, Any]]
+    scores: ScoreArrays
+    sample_records: dict[int, dict[str, Any]]
+
+
+def mean(values: np.ndarray) -> float:
+    """`np.mean` of a 1-D float array, bit for bit (the same sum), without its overhead."""
+    return float(np.add.reduce(values) / len(values))
+
+
+def mean_std(values: Any, digits: int) -> tuple[float, float]:
+    """(mean, population standard deviation), each rounded with Python's round: numpy's mean
+    and std step by step (the same sums, bit for bit), without their per-call overhead, which
+    is most of the time of a result with 50 questions of a few answers."""
+    array = np.asarray(values, dtype=np.float64)
+    average = mean(array)
+    deviations = array - average
+    std = math.sqrt(mean(deviations * deviations))
+    return round(average, digits), round(std, digits)
+
+
+def sample_indices(averages: np.ndarray) -> list[int]:
+    """File-order indices of the answers shown as samples: ranks 0, .25, .5, .75, 1 of the
+    answers sorted by average, best first (stable), without repeats."""
+    order = np.argsort(-averages, kind="stable").tolist()
+    picked: list[int] = []
+    for rank in SAMPLE_RANKS:
+        index = order[round(rank * (len(order) - 1))]
+        if index not in picked:
+            picked.append(index)
+    return picked
+
+
+def column_means(values: np.ndarray) -> list[float]:
+    """`np.mean` of each column, bit for bit: each column is made contiguous first, so that
+    numpy sums it pairwise as it does a single column."""
+    return np.ascontiguousarray(values.T).mean(axis=1).tolist()
+
+
+def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
+    arrays = scored.scores
+    score, score_std = mean_std(arrays.average, 4)
+    length, length_std = mean_std(arrays.lengths, 1)
+    samples = []
+    for index, record in scored.sample_records.items():
+        sample = {k: v for k, v in scored.answers[index].items() if k not in ("question", "scores")}
+        sample["scores"] = record
+        samples.append(sample)
+    fluency = column_means(arrays.fluency)
+    truthfulness = column_means(arrays.truthfulness)
+    return {
+        "question": scored.question,
+        "score": score,
+        "score_std": score_std,
+        "length": length,
+        "length_std": length_std,
+        "scores": {
+            "fluency": {k: round(v, 5) for k, v in zip(arrays.sources, fluency, strict=True)},
+            "truthfulness": {
+                k: round(v, 5) for k, v in zip(arrays.sources, truthfulness, strict=True)
+            },
+            "helpfulness": round(mean(arrays.helpfulness), 5),
+            "average": round(mean(arrays.average), 5),
+        },
+        "samples": samples,
+    }
+
+
+def build_result(
+    scored: dict[str, ScoredQuestion],
+    input_hash: str,
+    metadata_hash: str,
+    config: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The result.json object; `scored` is keyed by question id."""
+    question_ids = sorted(scored)
+    questions = {qid: question_summary(scored[qid]) for qid in question_ids}
+    num_trials = min(len(scored[qid].answers) for qid in question_ids)
+    # Row t: the t-th answer's average of every question; its mean is trial t's score.
+    by_trial = np.stack([scored[qid].scores.average[:num_trials] for qid in question_ids], axis=1)
+    score, score_std = mean_std(by_trial.mean(axis=1), 4)
+    length, length_std = mean_std(
+        np.concatenate([scored[qid].scores.lengths for qid in question_ids]), 1
+    )
+    # Accumulated question by question, rounding at every step, as the benchmark does.
+    overall: dict[str, Any] = {"fluency": {}, "truthfulness": {}, "helpfulness": 0, "average": 0}
+    count = len(question_ids)
+    for qid in question_ids:
+        summary = questions[qid]["scores"]
+        for measure in ("fluency", "truthfulness"):
+            for source, value in summary[measure].items():
+                overall[measure][source] = round(overall[measure].get(source, 0) + value / count, 5)
+        for measure in ("helpfulness", "average"):
+            overall[measure] = round(overall[measure] + summary[measure] / count, 5)
+    result: dict[str, Any] = {"input_hash": input_hash, "metadata_hash": metadata_hash}
+    if config is not None:
+        result["config"] = config
+    result.update(
+        num_trials=num_trials,
+        score=score,
+        score_std=score_std,
+        length=length,
+        length_std=length_std,
+        scores=overall,
+        questions=questions,
+    )
+    return result
+
+
+# orjson spells two kinds of floats otherwise than Python's repr: 0.00001 (Python: 1e-05) and
+# one-digit negative exponents (1.5e-7, Python: 1.5e-07). In the indented layout a number ends
+# its line but for a comma, which no text inside a JSON string does (its line breaks are
+# escaped); a decimal also starts after a space, a line break or a minus sign. The patterns
+# start with literals, which the regular expression engine searches for quickly.
+SMALL_DECIMAL = re.compile(rb"0\.0000(?<![^ \n-]0\.0000)[0-9]*(?=,?(?:\n|\Z))")
+SHORT_EXPONENT = re.compile(rb"e-([1-9])(?=,?(?:\n|\Z))")
+
+
+def result_json(result: dict[str, Any]) -> bytes:
+    """The benchmark's layout, `json.dumps(result, ensure_ascii=False, indent=2)`, written by
+    orjson (ten times faster), with the floats it spells differently respelled as Python does
+    (the same value: orjson's text reads back as the same float)."""
+    text = orjson.dumps(result, option=orjson.OPT_INDENT_2)
+    text = SMALL_DECIMAL.sub(lambda number: repr(float(number[0])).encode(), text)
+    return SHORT_EXPONENT.sub(rb"e-0\1", text)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A result.json, checked for the fields the pages and the leaderboard use."""
+
+    path: Path
+    sha1: str
+    data: dict[str, Any]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.data.get("config") or {}
+
+    @property
+    def model(self) -> str:
+        """The model named in the config, else the run's directory."""
+        model = self.config.get("model")
+        return model if isinstance(model, str) else str(self.path.parent)
+
+    @property
+    def mode(self) -> str:
+        mode = self.config.get("mode")
+        return mode if isinstance(mode, str) else ""
+
+
+def load_result(path: Path) -> RunResult:
+    """Reads and checks one result.json; errors name the file and the field."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON: {error}") from None
+    ResultChecker(path).check(data, with_samples=False)
+    return RunResult(path, hashlib.sha1(raw).hexdigest(), data)
+
+
+def load_results(paths: Sequence[Path]) -> tuple[list[RunResult], list[str]]:
+    """The result.json files that can be read and checked, and why each other one cannot."""
+    runs: list[RunResult] = []
+    errors: list[str] = []
+    for path in paths:
+        try:
+            runs.append(load_result(path))
+        except InputError as error:
+            errors.append(str(error))
+    return runs, errors
+
+
+# What a field of each kind must be.
+KIND_PROBLEMS = {
+    float: "must be a number",
+    int: "must be an integer",
+    str: "must be a str",
+    dict: "must be an object",
+    list: "must be a list",
+}
+
+
+class ResultChecker:
+    """Checks the fields of a result.json that reports read; errors name the field's path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, where: str, problem: str) -> InputError:
+        return InputError(f"{self.path}: field '{where}' {problem}")
+
+    def get(self, container: dict[str, Any], key: str, kind: type, where: str) -> Any:
+        # The field's name is only spelled out for an error (this runs for every field).
+        if key not in container:
+            raise self.fail(f"{where}.{key}" if where else key, "is missing")
+        value = container[key]
+        if kind is float:
+            valid = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif kind is int:
+            valid = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            valid = isinstance(value, kind)
+        if not valid:
+            raise self.fail(f"{where}.{key}" if where else key, KIND_PROBLEMS[kind])
+        return value
+
+    def check(self, data: Any, with_samples: bool = True) -> None:
+        if not isinstance(data, dict):
+            raise InputError(f"{self.path}: expected a JSON object")
+        if data.get("config") is not None:
+            self.get(data, "config", dict, "")
+        self.get(data, "num_trials", int, "")
+        for name in ("score", "score_std", "length", "length_std"):
+            self.get(data, name, float, "")
+        self.scores(self.get(data, "scores", dict, ""), "scores")
+        questions = self.get(data, "questions", dict, "")
+        for qid in questions:
+            question = self.get(questions, qid, dict, "questions")
+            self.question(question, f"questions.{qid}", with_samples)
+
+    def question(self, question: dict[str, Any], where: str, with_samples: bool) -> None:
+        self.get(question, "question", str, where)
+        for name in ("score", "score_std", "length", "length_std"):
+            self.get(question, name, float, where)
+        self.scores(self.get(question, "scores", dict, where), f"{where}.scores")
+        samples = self.get(question, "samples", list, where)
+        if not with_samples:
+            return
+        for index, sample in enumerate(samples):
+            sample_where = f"{where}.samples[{index}]"
+            if not isinstance(sample, dict):
+                raise self.fail(sample_where, "must be an object")
+            self.get(sample, "answer", str, sample_where)
+            scores = self.get(sample, "scores", dict, sample_where)
+            self.scores(scores, f"{sample_where}.scores")
+            results = self.get(scores, "helpfulness_results", list, f"{sample_where}.scores")
+            for item in results:
+                if not (
+                    isinstance(item, list)
+                    and len(item) == 2
+                    and isinstance(item[0], str)
+                    and isinstance(item[1], (int, float))
+                ):
+                    raise self.fail(
+                        f"{sample_where}.scores.helpfulness_results", "must hold [name, factor]"
+                    )
+
+    def scores(self, scores: dict[str, Any], where: str) -> None:
+        for measure in ("fluency", "truthfulness"):
+            by_source = self.get(scores, measure, dict, where)
+            measure_where = f"{where}.{measure}"
+            for source in by_source:
+                self.get(by_source, source, float, measure_where)
+        for measure in ("helpfulness", "average"):
+            self.get(scores, measure, float, where)

@@ -1,0 +1,134 @@
+"""Source stability (the paper's Fig. 4-6): every run scored against one reference source at a
+time, and the Pearson r of each pair of sources.
+
+Only the questions that have all three sources P, S and T take part (37 of the 50: Q01, Q10
+and Q30 have only R, a few others only some of P, S, T): every source is then judged on the
+same questions, and no question's shared score hides the differences. A run's score is the
+benchmark's (mean over trials of the mean over questions) over those questions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.markup import escape
+
+from pfgen_fast.common.cpus import usable_cpus
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
+from pfgen_fast.pfgen.trials import TRIALS_NAMES, read_trials, unknown_question
+
+STABILITY_SOURCES = ("P", "S", "T")
+
+
+@dataclass(frozen=True)
+class RunAnswers:
+    """The answers of a run by question id (file order), and what the run was."""
+
+    path: Path
+    mode: str
+    answers: dict[str, list[str]]
+
+
+@dataclass(frozen=True)
+class SourceScores:
+    """Each run's score against each single source (runs in order, one array per source)."""
+
+    runs: list[RunAnswers]
+    scores: dict[str, np.ndarray]
+
+    def pearson(self) -> dict[tuple[str, str], float]:
+        return {
+            (a, b): float(np.corrcoef(self.scores[a], self.scores[b])[0, 1])
+            for a, b in itertools.combinations(self.scores, 2)
+        }
+
+
+def trials_file(run_dir: Path) -> Path | None:
+    return next((run_dir / n for n in TRIALS_NAMES if (run_dir / n).is_file()), None)
+
+
+def read_run(path: Path, references: ReferenceData) -> RunAnswers:
+    """The trials beside a result.json (or a trials file itself), grouped by question."""
+    trials_path = path if path.name in TRIALS_NAMES else trials_file(path.parent)
+    if trials_path is None:
+        raise InputError(f"{path.parent}: no trials.jsonl.xz or trials.jsonl beside {path.name}")
+    try:
+        raw = trials_path.read_bytes()
+    except OSError as error:
+        raise InputError(f"{trials_path}: cannot read: {error.strerror}") from None
+    trials = read_trials(trials_path, raw)
+    answers: dict[str, list[str]] = defaultdict(list)
+    for line, record in zip(trials.line_numbers, trials.records, strict=True):
+        try:
+            question = references.by_text(record["question"])
+        except KeyError:
+            raise unknown_question(f"{trials_path}:{line}", record["question"]) from None
+        answers[question.question_id].append(record["answer"])
+    missing = sorted(set(references.questions) - set(answers))
+    if missing:
+        raise InputError(f"{trials_path}: no answers to {', '.join(missing)}")
+    config_path = trials_path.parent / "config.json"
+    mode = ""
+    if config_path.is_file():
+        # Only for telling completion runs from chat runs in the figures.
+        try:
+            mode = str(json.loads(config_path.read_bytes()).get("mode", ""))
+        except (OSError, ValueError, AttributeError):
+            mode = ""
+    return RunAnswers(trials_path, mode, dict(answers))
+
+
+def single_source_scorers(
+    references: ReferenceData, sources: tuple[str, ...]
+) -> dict[str, dict[str, QuestionScorer]]:
+    """Per source, a scorer against that source alone for each question having all sources."""
+    questions = [q for q in references.questions.values() if set(sources) <= set(q.answers)]
+    if not questions:
+        raise InputError(f"no question of the data has all of the sources {', '.join(sources)}")
+    return {source: build_scorers(questions, [source]) for source in sources}
+
+
+def run_scores(runs: list[RunAnswers], scorers: dict[str, QuestionScorer]) -> np.ndarray:
+    """The benchmark's run score (mean over trials of the mean over questions) of each run,
+    each question's answers of all runs scored in one batch."""
+    question_ids = sorted(scorers)
+
+    def averages(question_id: str) -> np.ndarray:
+        texts = [text for run in runs for text in run.answers[question_id]]
+        return scorers[question_id].score_arrays(texts).average
+
+    with ThreadPoolExecutor(max_workers=usable_cpus()) as pool:
+        by_question = dict(zip(question_ids, pool.map(averages, question_ids), strict=True))
+    scores = np.empty(len(runs))
+    offsets = dict.fromkeys(question_ids, 0)
+    for index, run in enumerate(runs):
+        num_trials = min(len(run.answers[q]) for q in question_ids)
+        table = np.empty((num_trials, len(question_ids)))
+        for column, question_id in enumerate(question_ids):
+            start = offsets[question_id]
+            table[:, column] = by_question[question_id][start : start + num_trials]
+            offsets[question_id] = start + len(run.answers[question_id])
+        scores[index] = table.mean(axis=1).mean()
+    return scores
+
+
+def source_scores(paths: list[Path], references: ReferenceData, console: Console) -> SourceScores:
+    """Reads every run (reporting those that cannot be read) and scores it per source."""
+    runs = []
+    for path in paths:
+        try:
+            runs.append(read_run(path, references))
+        except PfgenError as error:
+            console.print(f"[yellow]skipped:[/] {escape(str(error))}")
+    if len(runs) < 2:
+        raise InputError("source stability needs at least two runs with trials files")
+    scorers = single_source_scorers(references, STABILITY_SOURCES)
+    return SourceScores(runs, {s: run_scores(runs, scorers[s]) for s in STABILITY_SOURCES})

@@ -1,0 +1,339 @@
+"""`generate` against a real OpenAI-compatible server on 127.0.0.1 that sometimes fails."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import lzma
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai_server import Behaviour, answer_for, serve
+from test_prompt import read_examples, reference_task
+
+from pfgen_bench import RESULT_DIR
+from pfgen_fast.pfgen.generate import RunParameters
+
+UNREACHABLE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+
+
+def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pfgen_fast", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OPENAI_API_KEY": "", **(env or {})},
+    )
+
+
+def generate_args(base_url: str, out: Path, data_dir: Path, mode: str, trials: int) -> list[str]:
+    return [
+        "generate",
+        "--model",
+        "test/model",
+        "--mode",
+        mode,
+        "--base-url",
+        base_url,
+        "--num-trials",
+        str(trials),
+        "--data",
+        str(data_dir),
+        "--out",
+        str(out),
+    ]
+
+
+def run_generate(
+    base_url: str,
+    out: Path,
+    data_dir: Path,
+    *extra: str,
+    mode: str = "chat",
+    trials: int = 3,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    fast = ["--concurrency", "4", "--timeout", "2", "--max-retries", "2"]
+    return cli(*generate_args(base_url, out, data_dir, mode, trials), *fast, *extra, env=env)
+
+
+def run_dir_of(out: Path) -> Path:
+    [run] = list((out / "test" / "model").iterdir())
+    return run
+
+
+def protocol_config(mode: str, **params: Any) -> str:
+    """docs/generation.md: the run's parameters, sorted, as JSON."""
+    stop = ["Q:", "\n\n"] if mode == "completion" else ["Q:"]
+    config = {
+        "engine": "openai-api",
+        "model": "test/model",
+        "mode": mode,
+        "num_examples": 20,
+        "stop": stop,
+        "max_tokens": 300,
+        **params,
+    }
+    return json.dumps(dict(sorted(config.items())), ensure_ascii=False)
+
+
+def expected_request(task: dict[str, Any], mode: str) -> tuple[str, dict[str, Any]]:
+    """What the published API runner sends for a task: endpoint and body."""
+    body = {
+        "model": "test/model",
+        "max_tokens": 300,
+        "temperature": 1.0,
+        "stop": ["Q:", "\n\n"] if mode == "completion" else ["Q:"],
+        "seed": task["seed"],
+        "top_p": 0.98,
+    }
+    if mode == "completion":
+        return "/v1/completions", {**body, "prompt": task["prompt"]}
+    if mode == "qa":
+        return "/v1/chat/completions", {
+            **body,
+            "messages": [{"role": "user", "content": task["prompt"]}],
+        }
+    messages = [
+        {"role": "system", "content": task["system_prompt"]},
+        {"role": "user", "content": task["user_prompt"]},
+    ]
+    return "/v1/chat/completions", {**body, "messages": messages}
+
+
+def canonical(request: tuple[str, dict[str, Any]]) -> str:
+    return json.dumps(request, ensure_ascii=False, sort_keys=True)
+
+
+@pytest.mark.parametrize("mode", ["completion", "qa", "chat"])
+def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp_path, mode):
+    behaviour = Behaviour(
+        fail_every=7, malformed_every=17, empty_every=11, slow_every=53, slow_seconds=2.5
+    )
+    with serve(behaviour) as url:
+        result = run_generate(url, tmp_path, data_dir, mode=mode)
+    assert result.returncode == 0, result.stderr
+    run = run_dir_of(tmp_path)
+    config = protocol_config(mode, temperature=1.0, top_p=0.98)
+    assert (run / "config.json").read_text(encoding="utf-8") == config + "\n"
+    assert run.name == hashlib.sha1(config.encode()).hexdigest()[:7]
+
+    examples = read_examples(data_dir)
+    expected_requests = set()
+    lines = []
+    for trial in (1, 2, 3):
+        tasks = [reference_task(examples, e["question"], mode, trial) for e in examples]
+        expected_requests |= {canonical(expected_request(task, mode)) for task in tasks}
+        path = run / f"trial_{trial:03d}.jsonl"
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        assert [list(r) for r in records] == [["question", "answer", "timestamp"]] * 50
+        assert [r["question"] for r in records] == [e["question"] for e in examples]
+        # The server answers each prompt deterministically; "A: " and spaces are cleaned up.
+        prompts = [t["prompt"] if mode != "chat" else t["user_prompt"] for t in tasks]
+        assert [r["answer"] for r in records] == [answer_for(p) for p in prompts]
+        for record in records:
+            datetime.datetime.fromisoformat(record["timestamp"])
+        lines += path.read_bytes().splitlines()
+    # Every request is the protocol's, and every task was asked.
+    assert {canonical(request) for request in behaviour.received} == expected_requests
+    packed = lzma.decompress((run / "trials.jsonl.xz").read_bytes())
+    assert packed == b"".join(line + b"\n" for line in sorted(lines))
+
+
+def test_packed_trials_evaluate_with_eval(data_dir: Path, tmp_path):
+    with serve(Behaviour()) as url:
+        result = run_generate(url, tmp_path, data_dir, mode="completion", trials=2)
+    assert result.returncode == 0, result.stderr
+    run = run_dir_of(tmp_path)
+    evaluated = cli("eval", run / "trials.jsonl.xz", "--data", data_dir)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert json.loads((run / "result.json").read_bytes())["num_trials"] == 2
+
+
+def published_api_configs() -> list[Path]:
+    """Published runs of the OpenAI-compatible runner whose parameters `generate` has, and whose
+    folder is named by the hash of their config.json (a few were renamed by hand)."""
+    known = {"engine", "max_tokens", "mode", "model", "num_examples", "stop", "temperature"}
+    found = []
+    for path in sorted(RESULT_DIR.glob("**/config.json")):
+        text = path.read_bytes()
+        config = json.loads(text)
+        named_by_hash = hashlib.sha1(text.rstrip(b"\n")).hexdigest()[:7] == path.parent.name
+        if (
+            named_by_hash
+            and config.get("engine") == "openai-api"
+            and set(config) - {"top_p"} <= known
+        ):
+            found.append(path)
+    return found
+
+
+def test_config_hash_matches_published_runs(bench: Path, tmp_path):
+    configs = published_api_configs()
+    assert len(configs) >= 5
+    for path in configs:
+        config = json.loads(path.read_bytes())
+        parameters = RunParameters(
+            engine="openai-api",
+            model=config["model"],
+            mode=config["mode"],
+            temperature=config["temperature"],
+            top_p=config.get("top_p"),
+            max_tokens=config["max_tokens"],
+            num_examples=config["num_examples"],
+        )
+        assert parameters.config_text() + "\n" == path.read_text(encoding="utf-8")
+        assert parameters.run_directory(tmp_path).name == path.parent.name
+    # The same through the command: config.json is written before any request.
+    config = json.loads(configs[0].read_bytes())
+    result = cli(
+        *generate_args(UNREACHABLE, tmp_path, bench / "data", config["mode"], 1),
+        "--model",
+        config["model"],
+        "--temperature",
+        str(config["temperature"]),
+        "--top-p",
+        str(config.get("top_p", "none")),
+        "--max-retries",
+        "0",
+    )
+    assert result.returncode == 1
+    written = tmp_path / config["model"] / configs[0].parent.name / "config.json"
+    assert written.read_bytes() == configs[0].read_bytes()
+
+
+def test_prefix_seed_and_sampling_reach_config_and_requests(data_dir: Path, tmp_path):
+    behaviour = Behaviour()
+    with serve(behaviour) as url:
+        extra = ["--prefix", "<s>\\n", "--seed", "x", "--top-p", "none", "--temperature", "0"]
+        result = run_generate(url, tmp_path, data_dir, *extra, mode="qa", trials=1)
+    assert result.returncode == 0, result.stderr
+    # The prefix is stored as typed (as the published runners do) and used unescaped.
+    config = protocol_config("qa", temperature=0.0, prefix="<s>\\n", seed="x")
+    assert (run_dir_of(tmp_path) / "config.json").read_text(encoding="utf-8") == config + "\n"
+    examples = read_examples(data_dir)
+    tasks = [reference_task(examples, e["question"], "qa", 1, 20, "<s>\n", "x") for e in examples]
+    bodies = sorted(
+        (body for _, body in behaviour.received), key=lambda b: b["messages"][0]["content"]
+    )
+    assert [b["messages"][0]["content"] for b in bodies] == sorted(t["prompt"] for t in tasks)
+    assert all(b["temperature"] == 0.0 and "top_p" not in b for b in bodies)
+    assert {b["seed"] for b in bodies} == {tasks[0]["seed"]}
+
+
+def stamps(run: Path) -> dict[str, tuple[int, int]]:
+    """Inode and modification time of each trial file: a rewrite changes them."""
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in run.glob("trial_*")}
+
+
+def test_resume_after_kill_keeps_finished_trials(data_dir: Path, tmp_path):
+    with serve(Behaviour(delay=0.02)) as url:
+        args = generate_args(url, tmp_path, data_dir, "qa", 4) + ["--concurrency", "2"]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pfgen_fast", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 120
+        first = None
+        while first is None and time.monotonic() < deadline:
+            first = next(iter(tmp_path.glob("test/model/*/trial_001.jsonl")), None)
+            time.sleep(0.05)
+        process.kill()
+        process.wait()
+        assert first is not None
+        run = first.parent
+        before = stamps(run)
+        assert len(before) < 4
+        result = run_generate(url, tmp_path, data_dir, mode="qa", trials=4)
+    assert result.returncode == 0, result.stderr
+    after = stamps(run)
+    assert sorted(after) == [f"trial_{t:03d}.jsonl" for t in (1, 2, 3, 4)]
+    assert all(after[name] == stamp for name, stamp in before.items())
+    assert len(lzma.decompress((run / "trials.jsonl.xz").read_bytes()).splitlines()) == 200
+    assert not [p for p in run.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_authentication_failure_is_clear(data_dir: Path, tmp_path):
+    behaviour = Behaviour(api_key="secret")
+    with serve(behaviour) as url:
+        refused = run_generate(url, tmp_path, data_dir, trials=1)
+        wrong = run_generate(url, tmp_path, data_dir, trials=1, env={"OPENAI_API_KEY": "bad"})
+        accepted = run_generate(
+            url, tmp_path / "ok", data_dir, trials=1, env={"OPENAI_API_KEY": "secret"}
+        )
+    for failed, hint in ((refused, "set OPENAI_API_KEY"), (wrong, "check OPENAI_API_KEY")):
+        assert failed.returncode == 1 and "Traceback" not in failed.stderr
+        assert "authentication failed (HTTP 401: " in failed.stderr and hint in failed.stderr
+        assert "Incorrect API key provided" in failed.stderr
+    assert accepted.returncode == 0, accepted.stderr
+
+
+def test_unknown_model_is_clear(data_dir: Path, tmp_path):
+    with serve(Behaviour(model="other/model")) as url:
+        result = run_generate(url, tmp_path, data_dir, trials=1)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "HTTP 404" in result.stderr and "does not exist" in result.stderr
+
+
+def test_unreachable_server_is_clear(data_dir: Path, tmp_path):
+    result = run_generate(UNREACHABLE, tmp_path, data_dir, "--max-retries", "1")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "127.0.0.1:9/v1/chat/completions: no answer after 2 tries" in result.stderr
+    assert "0 of 3 trials finished" in result.stderr
+
+
+def test_server_that_never_answers_keeps_finished_trials(data_dir: Path, tmp_path):
+    with serve(Behaviour()) as url:
+        assert run_generate(url, tmp_path, data_dir, trials=1).returncode == 0
+    finished = run_dir_of(tmp_path) / "trial_001.jsonl"
+    before = stamps(finished.parent)
+    with serve(Behaviour(delay=30)) as url:
+        started = time.monotonic()
+        result = run_generate(
+            url, tmp_path, data_dir, "--timeout", "0.3", "--max-retries", "1", trials=3
+        )
+        assert time.monotonic() - started < 20  # gives up, does not wait for the server
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "timed out" in result.stderr and "1 of 3 trials finished" in result.stderr
+    assert stamps(finished.parent) == before
+
+
+def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
+    with serve(Behaviour(empty_every=1)) as url:
+        result = run_generate(url, tmp_path, data_dir, trials=1)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "after 5 attempts (last: empty answer)" in result.stderr
+    assert not list(run_dir_of(tmp_path).glob("trial_*"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mode", "poetry"], "invalid choice"),
+        (["--model", "../outside"], "--model '../outside'"),
+        (["--prefix", "\\u3042"], "prefix"),
+        (["--num-trials", "0"], "must be at least 1"),
+        (["--top-p", "high"], "not a number or none"),
+    ],
+)
+def test_bad_arguments_are_clear_errors(data_dir: Path, tmp_path, args, message):
+    result = run_generate(UNREACHABLE, tmp_path, data_dir, *args)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and message in result.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_unwritable_output_is_clear(data_dir: Path, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run_generate(UNREACHABLE, blocker, data_dir)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "cannot write" in result.stderr
