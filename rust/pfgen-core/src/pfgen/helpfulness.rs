@@ -142,8 +142,7 @@ fn literal_match_end(text: &[char], needle: &[char]) -> u32 {
 const HIT_LANES: usize = 16;
 
 /// Bit i set where `chunk[i]` (HIT_LANES characters) is `first`: four vector comparisons,
-/// narrowed to a bit per character. (Compilers turn the plain loop into scalar compares:
-/// Helpfulness then took 5.7% of the time of scoring, against 4.4% with this.)
+/// narrowed to a bit per character (compilers turn the plain loop into scalar compares).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn first_character_hits(chunk: &[char], first: char) -> u32 {

@@ -11,7 +11,7 @@
 //! the longer ones continue that chain.
 //!
 //! The sweep does a constant amount of counting per position, whatever the number of n-grams
-//! it takes part in (8.7 of 10 on average): documents are counted from the previous position
+//! it takes part in: documents are counted from the previous position
 //! of the same document in sorted order (`OpenNodes`), and a document's sum of frequencies,
 //! for its baseline, from the paths of its positions in the trie of n-grams (`Visit`). Only the
 //! few n-grams that first end past length FLAT are looked up one by one (`walk_additions`).

@@ -6,11 +6,11 @@
 //! probe. Keys are exact (no hashing of the n-gram text), so lookups never collide, and a walk
 //! over an answer extends the n-grams ending at the previous character by one probe each.
 //!
-//! Most n-grams (half to two thirds of them) occur only once in all the reference answers.
+//! Most n-grams occur only once in all the reference answers.
 //! Such an n-gram's longer n-grams are the continuation of the one text it occurs in, so only
 //! the first of each such chain is stored (a *chain head*, holding where it occurs); a walk
 //! extends a chain by comparing the next character of the reference text. The table stays
-//! about half as large, which keeps one question's table in the CPU caches while its answers
+//! much smaller, which keeps one question's table in the CPU caches while its answers
 //! are scored.
 
 use crate::common::prefetch::{prefetch, PREFETCH_DISTANCE};
@@ -349,18 +349,13 @@ impl NgramTable {
     /// factor of about 0.5. Keys are rewritten from build-time ids to final slots, parents
     /// first.
     ///
-    /// Why 0.5: a walk probes the table about six times per character. A probe for a present
-    /// n-gram reads 1.18 slots on average at 0.5 (1.39 at 0.7), and one for an absent n-gram
-    /// (about one character in five ends with one) 2.5 (6.0 at 0.7): a fifth fewer reads in
-    /// all. Against 0.7, answers score 13-17% faster and the tables take a third more memory
-    /// (350 MB for all 50 questions).
+    /// Why about 0.5: a walk probes the table several times per character, and with linear
+    /// probing a lower load factor means fewer slots read per probe, above all for absent
+    /// n-grams; the cost is memory (docs/performance.md has the trade-off measured).
     ///
-    /// The figures above are for nodes placed by length. Which nodes find their home slot
-    /// free depends on the order of placement: the nodes in the most reference answers, which
-    /// walks meet most, go first (see `placement_order`). A probe for a present n-gram then
-    /// reads 1.06 slots on average instead of 1.18 (one for an absent n-gram the same 2.5),
-    /// and answers score 11-15% faster; the tables of the 50 questions take 0.1 s longer to
-    /// build.
+    /// Which nodes find their home slot free depends on the order of placement: the nodes in
+    /// the most reference answers, which walks meet most, go first (see `placement_order`), so
+    /// that the probes walks make most often read one slot.
     pub(crate) fn freeze(
         levels: Vec<Vec<BuildNode>>,
         text: Vec<u32>,

@@ -170,9 +170,9 @@ impl ReferenceTables {
     ///
     /// A walk's reads of the table depend on what it found at the previous character: as it
     /// finds the n-grams ending at one character, it prefetches the table lines of the next
-    /// character's probes, which are in the caches by the next step. (Eight answers walked
-    /// side by side, a character of each in turn, give the prefetches more time, but scored
-    /// 3-5% slower, likely as the processor predicts one walk's branches better.)
+    /// character's probes, which are in the caches by the next step. Answers are walked one
+    /// at a time rather than several side by side: the processor predicts one walk's
+    /// branches better than interleaved ones (docs/performance.md).
     pub fn score_answer(
         &self,
         chars: &[char],
@@ -353,7 +353,7 @@ impl Walk {
         // One step per length (MAX_N of them), written out rather than looped: each length
         // gets its own branches (is the n-gram there, is its parent a chain, is it in its home
         // slot), which the processor predicts better than a loop's branches shared by all
-        // lengths (answers score 2-3% faster).
+        // lengths.
         const _: () = assert!(MAX_N == 10, "one extend! per length");
         macro_rules! extend {
             ($done:lifetime, $n:literal) => {

@@ -1,5 +1,5 @@
-//! A question's built tables as a file, so that a later run loads them (a few hundred
-//! milliseconds for all 50 questions) instead of building them again (about two seconds).
+//! A question's built tables as a file, so that a later run loads them instead of building
+//! them again (loading is several times quicker; docs/performance.md).
 //!
 //! The file is for the machine and build that wrote it (values in native byte order; the
 //! caller keys files by the core's build): a header of u64 words, each table's slots and

@@ -21,7 +21,7 @@
 //!   of partitions and applies their lists, the first thread's first, to the partitions' tables:
 //!   candidates arrive in order, no locks are needed, and one table at a time is probed, its
 //!   slots prefetched `PREFETCH_DISTANCE` n-grams ahead so that the probes' memory accesses
-//!   overlap. (Probing all tables in text order, even prefetched, took three times as long.)
+//!   overlap (probing all tables in text order scatters the accesses over every table).
 //! * The texts stay in memory for `texts`. When the tables and texts reach the memory budget,
 //!   the texts are appended to a text file and the tables, entry by entry, to one spill file per
 //!   partition, and both are freed. `finish` takes each partition alone: it re-inserts the
