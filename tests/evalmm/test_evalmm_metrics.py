@@ -18,7 +18,7 @@ import evalmm_reference as reference  # noqa: E402
 from pfgen_fast.evalmm import ocr  # noqa: E402
 from pfgen_fast.evalmm.bleu import sentence_bleu_scores  # noqa: E402
 from pfgen_fast.evalmm.rouge import rouge_l_scores  # noqa: E402
-from pfgen_fast.evalmm.tokenize import bleu_tokens, rouge_tokens  # noqa: E402
+from pfgen_fast.evalmm.tokenize import bleu_tokens, rouge_parse, rouge_tokens  # noqa: E402
 
 WORDS = [
     "私", "は", "猫", "です", "。", "たかし", "が", "公園", "で", "遊んで", "いた", "東京",
@@ -143,11 +143,11 @@ def test_each_distinct_text_tokenised_once(monkeypatch: pytest.MonkeyPatch) -> N
 
     seen: list[str] = []
 
-    def counting(text: str, use_neologdn: bool = False) -> list[str]:
+    def counting(text: str, use_neologdn: bool = False) -> str:
         seen.append(text)
-        return rouge_tokens(text, use_neologdn)
+        return rouge_parse(text, use_neologdn)
 
-    monkeypatch.setattr(rouge, "rouge_tokens", counting)
+    monkeypatch.setattr(rouge, "rouge_parse", counting)
     rouge.rouge_l_scores(["a", "b", "a"], ["b", "a", "c"])
     assert sorted(seen) == ["a", "b", "c"]
 
@@ -169,3 +169,20 @@ def test_cc_ocr_cases() -> None:
     assert ocr.f1_of_counts(*exact[0])[2] < 1.0
     assert ocr.overlap_counts(["Ｔｏｋｙｏ"], ["Tokyo"]) == [(0, 5, 5)]
     assert ocr.overlap_counts(["a ### b\n*** c"], ["ABC"]) == [(3, 3, 3)]
+
+
+SPACES = "".join(chr(c) for c in range(0x3001) if chr(c).isspace()) + "\u200b\u180e\ufeff\x1b"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=SPACES + "ab漢", max_size=20), max_size=5))
+def test_core_splits_tokens_as_python(texts: list[str]) -> None:
+    from pfgen_fast import _core
+
+    ids, offsets = _core.evalmm_token_ids(texts)
+    vocabulary: dict[str, int] = {}
+    expected, ends = [], [0]
+    for text in texts:
+        expected += [vocabulary.setdefault(token, len(vocabulary)) for token in text.split()]
+        ends.append(len(expected))
+    assert ids.tolist() == expected and offsets.tolist() == ends

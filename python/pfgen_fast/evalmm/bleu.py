@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pfgen_fast import _core
-from pfgen_fast.evalmm.tokenize import TokenBatch, bleu_tokens
+from pfgen_fast.evalmm.tokenize import ParsedBatch, bleu_parse
 
 
 def sentence_bleu_scores(refs: Sequence[str], preds: Sequence[str]) -> list[float]:
-    batch = TokenBatch(bleu_tokens)
+    batch = ParsedBatch(bleu_parse)
     hypotheses = batch.indexes(preds)
     references = batch.indexes(refs)
     ids, offsets = batch.arrays()

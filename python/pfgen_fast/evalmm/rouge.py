@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from pfgen_fast import _core
-from pfgen_fast.evalmm.tokenize import TokenBatch, check_neologdn, rouge_tokens
+from pfgen_fast.evalmm.tokenize import ParsedBatch, check_neologdn, rouge_parse
 
 
 def rouge_l_scores(
@@ -16,7 +16,7 @@ def rouge_l_scores(
 ) -> list[float]:
     if use_neologdn:
         check_neologdn()
-    batch = TokenBatch(partial(rouge_tokens, use_neologdn=use_neologdn))
+    batch = ParsedBatch(partial(rouge_parse, use_neologdn=use_neologdn))
     left = batch.indexes(refs)
     right = batch.indexes(preds)
     ids, offsets = batch.arrays()

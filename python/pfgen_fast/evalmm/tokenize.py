@@ -7,7 +7,10 @@ through fugashi (`-Owakati`). BLEU (jdocqa): MeCab with the IPA dictionary, as s
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -15,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import PfgenError
 
 MM_EXTRA_HINT = "install the extra: pip install 'pfgen_fast[mm]'"
@@ -25,6 +29,11 @@ EMOJI_RANGES = re.compile(
 )
 # sacrebleu's check that MeCab loaded the IPA dictionary (its number of entries).
 IPADIC_SIZE = 392126
+# Distinct texts per worker below which MeCab runs in this process only (a forked worker
+# costs a few milliseconds; MeCab holds the GIL, so threads would not help).
+TEXTS_PER_WORKER = 1000
+# The parse function and texts forked workers read (inherited, not sent).
+_pending: tuple[Callable[[str], str], list[str]] | None = None
 
 
 def _require(module: str) -> Any:
@@ -38,8 +47,11 @@ def _require(module: str) -> Any:
 
 
 @lru_cache(maxsize=1)
-def _emoji_is_emoji() -> Callable[[str], bool]:
-    return _require("emoji").is_emoji
+def _single_emoji() -> tuple[frozenset[str], dict[int, None]]:
+    """What `emoji.is_emoji` accepts as one code point (the keys of one code point in the
+    emoji package's table), as a set and as a `str.translate` table deleting them."""
+    singles = frozenset(key for key in _require("emoji").EMOJI_DATA if len(key) == 1)
+    return singles, dict.fromkeys(map(ord, singles))
 
 
 @lru_cache(maxsize=1)
@@ -63,9 +75,10 @@ def _ipadic_tagger() -> Any:
 def remove_emoji(text: str) -> str:
     """Drops every code point the emoji package calls an emoji (one code point at a time, so
     joiners and variation selectors of longer sequences stay), then the emoji ranges."""
-    is_emoji = _emoji_is_emoji()
-    kept = "".join(c for c in text if not is_emoji(c))
-    return EMOJI_RANGES.sub("", kept)
+    singles, deletions = _single_emoji()
+    if not singles.isdisjoint(text):
+        text = text.translate(deletions)
+    return EMOJI_RANGES.sub("", text)
 
 
 def rouge_normalize(text: str, use_neologdn: bool) -> str:
@@ -78,13 +91,23 @@ def rouge_normalize(text: str, use_neologdn: bool) -> str:
     return " ".join(text.split())
 
 
+def rouge_parse(text: str, use_neologdn: bool = False) -> str:
+    """MeCab's output for the ROUGE-L tokens (tokens separated by whitespace)."""
+    return _unidic_tagger().parse(rouge_normalize(text, use_neologdn))
+
+
+def bleu_parse(text: str) -> str:
+    """MeCab's output for sacrebleu's ja-mecab tokens of a segment (which it right-strips,
+    then strips)."""
+    return _ipadic_tagger().parse(text.strip())
+
+
 def rouge_tokens(text: str, use_neologdn: bool = False) -> list[str]:
-    return _unidic_tagger().parse(rouge_normalize(text, use_neologdn)).split()
+    return rouge_parse(text, use_neologdn).split()
 
 
 def bleu_tokens(text: str) -> list[str]:
-    """sacrebleu's ja-mecab tokens of a segment (which it right-strips, then strips)."""
-    return _ipadic_tagger().parse(text.strip()).split()
+    return bleu_parse(text).split()
 
 
 def check_neologdn() -> None:
@@ -92,9 +115,55 @@ def check_neologdn() -> None:
     _require("neologdn")
 
 
+def _parse_range(bounds: tuple[int, int]) -> list[str]:
+    assert _pending is not None
+    parse, texts = _pending
+    return [parse(text) for text in texts[bounds[0] : bounds[1]]]
+
+
+def parse_all(parse: Callable[[str], str], texts: list[str]) -> list[str]:
+    """`parse` of every text; large batches on every usable CPU through forked workers, which
+    inherit the dictionary already loaded here (Linux only; elsewhere in this process)."""
+    workers = min(usable_cpus(), len(texts) // TEXTS_PER_WORKER)
+    if workers < 2 or not sys.platform.startswith("linux") or os.environ.get("PFGEN_FAST_SERIAL"):
+        return [parse(text) for text in texts]
+    global _pending
+    parse(texts[0])
+    step = -(-len(texts) // workers)
+    bounds = [(start, min(start + step, len(texts))) for start in range(0, len(texts), step)]
+    _pending = (parse, texts)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_parse_range, bounds)
+    finally:
+        _pending = None
+    return [output for part in parts for output in part]
+
+
+class ParsedBatch:
+    """Distinct texts through a tokenizer whose output separates tokens by whitespace; the
+    core splits the outputs (as `str.split()`) and numbers the tokens."""
+
+    def __init__(self, parse: Callable[[str], str]) -> None:
+        self._parse = parse
+        self._index: dict[str, int] = {}
+
+    def indexes(self, texts: Sequence[str]) -> np.ndarray:
+        index = self._index
+        numbers = (index.setdefault(text, len(index)) for text in texts)
+        return np.fromiter(numbers, dtype=np.uint64, count=len(texts))
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids uint32, offsets uint64) as the core takes them."""
+        from pfgen_fast import _core
+
+        return _core.evalmm_token_ids(parse_all(self._parse, list(self._index)))
+
+
 class TokenBatch:
-    """Distinct texts as token-id sequences, back to back, for the Rust core: each distinct text
-    is tokenised once, each distinct token gets one id."""
+    """Distinct texts as token-id sequences (tokens from `tokenize`, e.g. characters), back to
+    back, for the Rust core: each distinct text is tokenised once, each distinct token gets
+    one id."""
 
     def __init__(self, tokenize: Callable[[str], Sequence[str]]) -> None:
         self._tokenize = tokenize

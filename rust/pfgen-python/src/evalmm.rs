@@ -82,11 +82,23 @@ pub fn evalmm_levenshtein<'py>(
     Ok(PyArray1::from_vec(py, out))
 }
 
+/// Token ids of tokenizer outputs split as Python's `str.split()`: (ids uint32, offsets
+/// uint64), text i's tokens being ids[offsets[i]..offsets[i + 1]].
+#[pyfunction]
+pub fn evalmm_token_ids<'py>(
+    py: Python<'py>,
+    texts: Vec<String>,
+) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u64>>)> {
+    let (ids, offsets) = py.detach(|| evalmm::intern_tokens(&texts));
+    Ok((PyArray1::from_vec(py, ids), PyArray1::from_vec(py, offsets)))
+}
+
 /// Adds the functions above to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evalmm_rouge_l, m)?)?;
     m.add_function(wrap_pyfunction!(evalmm_sentence_bleu, m)?)?;
     m.add_function(wrap_pyfunction!(evalmm_bag_overlap, m)?)?;
     m.add_function(wrap_pyfunction!(evalmm_levenshtein, m)?)?;
+    m.add_function(wrap_pyfunction!(evalmm_token_ids, m)?)?;
     Ok(())
 }

@@ -2,6 +2,10 @@
 //! smoothing and no effective order, over token ids; the value returned is sacrebleu's score
 //! divided by 100 (as jdocqa reports it).
 
+use std::cell::RefCell;
+
+use super::table::Table;
+
 const MAX_ORDER: usize = 4;
 /// sacrebleu's log of a zero precision.
 const LOG_OF_ZERO: f64 = -9999999999.0;
@@ -13,41 +17,42 @@ pub struct NgramCounts {
     pub total: [u64; MAX_ORDER],
 }
 
-/// The n-grams of one order as packed keys (four 32-bit ids fit in 128 bits), sorted.
-fn sorted_ngrams(tokens: &[u32], n: usize) -> Vec<u128> {
-    let mut keys: Vec<u128> = tokens
-        .windows(n)
-        .map(|gram| gram.iter().fold(0u128, |key, &id| (key << 32) | u128::from(id)))
-        .collect();
-    keys.sort_unstable();
-    keys
+thread_local! {
+    static NGRAMS: RefCell<Table<u128>> = RefCell::new(Table::new());
 }
 
-/// Σ over distinct keys of min(count in a, count in b), both sorted.
-fn clipped_matches(a: &[u128], b: &[u128]) -> u64 {
-    let (mut i, mut j, mut matched) = (0, 0, 0u64);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                matched += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    matched
+/// An n-gram as one key (four 32-bit ids fit in 128 bits; orders are counted apart).
+fn ngram_key(gram: &[u32]) -> u128 {
+    gram.iter()
+        .fold(0u128, |key, &id| (key << 32) | u128::from(id))
 }
 
+/// Clipped matches Σ_g min(count in hypothesis, count in reference) and the hypothesis's
+/// n-gram count, orders 1 to 4: the reference's n-grams are counted in a table, then each
+/// hypothesis n-gram takes one of its gram's remaining counts.
 pub fn clipped_ngram_counts(hypothesis: &[u32], reference: &[u32]) -> NgramCounts {
     let mut counts = NgramCounts::default();
-    for n in 1..=MAX_ORDER {
-        let hyp = sorted_ngrams(hypothesis, n);
-        let reference = sorted_ngrams(reference, n);
-        counts.total[n - 1] = hyp.len() as u64;
-        counts.correct[n - 1] = clipped_matches(&hyp, &reference);
-    }
+    NGRAMS.with(|table| {
+        let table = &mut *table.borrow_mut();
+        for n in 1..=MAX_ORDER {
+            counts.total[n - 1] = hypothesis.len().saturating_sub(n - 1) as u64;
+            if reference.len() < n || hypothesis.len() < n {
+                continue;
+            }
+            table.reset(reference.len() + 1 - n);
+            for gram in reference.windows(n) {
+                *table.entry(ngram_key(gram), |_| 0) += 1;
+            }
+            for gram in hypothesis.windows(n) {
+                if let Some(left) = table.get_mut(ngram_key(gram)) {
+                    if *left > 0 {
+                        *left -= 1;
+                        counts.correct[n - 1] += 1;
+                    }
+                }
+            }
+        }
+    });
     counts
 }
 
@@ -73,15 +78,16 @@ pub fn sentence_bleu(hypothesis: &[u32], reference: &[u32]) -> f64 {
     }
     let mut precisions = [0.0f64; MAX_ORDER];
     let mut smooth = 1.0f64;
-    for n in 0..MAX_ORDER {
-        if counts.total[n] == 0 {
+    let orders = counts.correct.iter().zip(&counts.total);
+    for (precision, (&correct, &total)) in precisions.iter_mut().zip(orders) {
+        if total == 0 {
             break;
         }
-        precisions[n] = if counts.correct[n] == 0 {
+        *precision = if correct == 0 {
             smooth *= 2.0;
-            100.0 / (smooth * counts.total[n] as f64)
+            100.0 / (smooth * total as f64)
         } else {
-            100.0 * counts.correct[n] as f64 / counts.total[n] as f64
+            100.0 * correct as f64 / total as f64
         };
     }
     let log_sum = precisions
@@ -94,6 +100,49 @@ pub fn sentence_bleu(hypothesis: &[u32], reference: &[u32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Clipped counts by sorting both n-gram lists and merging them.
+    fn counts_by_sorting(hypothesis: &[u32], reference: &[u32]) -> NgramCounts {
+        let mut counts = NgramCounts::default();
+        for n in 1..=MAX_ORDER {
+            let mut hyp: Vec<u128> = hypothesis.windows(n).map(ngram_key).collect();
+            let mut reference: Vec<u128> = reference.windows(n).map(ngram_key).collect();
+            hyp.sort_unstable();
+            reference.sort_unstable();
+            counts.total[n - 1] = hyp.len() as u64;
+            let (mut i, mut j) = (0, 0);
+            while i < hyp.len() && j < reference.len() {
+                match hyp[i].cmp(&reference[j]) {
+                    std::cmp::Ordering::Less => i += 1,
+                    std::cmp::Ordering::Greater => j += 1,
+                    std::cmp::Ordering::Equal => {
+                        counts.correct[n - 1] += 1;
+                        i += 1;
+                        j += 1;
+                    }
+                }
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn counts_match_sorting() {
+        let mut state = 99u64;
+        for round in 0..400usize {
+            let mut draw = |n: usize| -> Vec<u32> {
+                (0..n)
+                    .map(|_| {
+                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        ((state >> 33) % 4) as u32
+                    })
+                    .collect()
+            };
+            let a = draw(round % 23);
+            let b = draw(round * 5 % 19);
+            assert_eq!(clipped_ngram_counts(&a, &b), counts_by_sorting(&a, &b));
+        }
+    }
 
     #[test]
     fn clipped_counts() {

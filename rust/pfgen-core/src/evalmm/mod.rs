@@ -5,9 +5,12 @@
 
 pub mod bleu;
 pub mod sequences;
+mod table;
+pub mod tokens;
 
 pub use bleu::{clipped_ngram_counts, sentence_bleu, NgramCounts};
 pub use sequences::{bag_overlap, lcs_length, levenshtein, rouge_l_f, Texts, TextsError};
+pub use tokens::intern_tokens;
 
 use rayon::prelude::*;
 

@@ -1,0 +1,213 @@
+"""Speed of pfgen_fast's llm-jp-eval-mm ROUGE-L and BLEU (jdocqa) against the straightforward
+in-process computation and against llm-jp-eval-mm's own way, measured in the same run.
+
+    python benches/bench_evalmm.py [--pairs 4000] [--sample 60]
+
+Texts: synthetic Japanese sentences (every text distinct, 20-200 characters). For each metric:
+* pfgen_fast end to end (tokenisation included: each distinct text once, by MeCab in forked
+  workers for large batches, then the pair work in the Rust core over the whole batch), in
+  fresh subprocesses pinned (taskset) to 1 and to 2 CPUs, best of ROUNDS on fresh texts; also
+  the core alone on texts already tokenised;
+* straightforward (best of ROUNDS on fresh texts): one pair at a time, in process — ROUGE-L:
+  fugashi tokens through
+  rouge-score's `RougeScorer(["rougeL"])`; BLEU: sacrebleu's `sentence_bleu` (ja-mecab);
+* ROUGE-L only, llm-jp-eval-mm's way (spec §2, written here from that description): a
+  spawn-context process pool per call with one job per item, each job building a Tagger, a
+  `RougeScorer` with rouge1/rouge2/rougeL and a 1000-sample `BootstrapAggregator`; on `--sample`
+  pairs.
+Scores are checked equal to the straightforward ones before anything is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+ROUNDS = 3
+WORDS = (
+    "私 僕 彼女 東京 大阪 公園 駅 学校 会社 電車 写真 画像 猫 犬 鳥 空 海 山 川 道 車 本 机 "
+    "赤い 青い 大きな 小さな 新しい 古い 美しい 静かな 遊んで 歩いて 見て 食べて 書いて 走って "
+    "いる いた ある あった です でした ます ました ようだ らしい が は を に で と も の から まで "
+    "写っている 並んでいる 置かれている 二人 三匹 多くの 人々 建物 看板 文字 ラーメン タワー "
+    "、 、 。 。 ！ ？ 123 45 ３ ＡＢＣ ＧＰＳ OCR"
+).split()
+
+
+def sentences(count: int, seed: int) -> list[str]:
+    """`count` distinct texts of 20-200 characters."""
+    rng = random.Random(seed)
+    texts: dict[str, None] = {}
+    while len(texts) < count:
+        target = rng.randint(20, 200)
+        parts: list[str] = []
+        while sum(map(len, parts)) < target:
+            parts.append(rng.choice(WORDS))
+        texts["".join(parts)[:target]] = None
+    return list(texts)
+
+
+def make_pairs(count: int) -> tuple[list[str], list[str]]:
+    texts = sentences(2 * count, seed=7)
+    return texts[0::2], texts[1::2]
+
+
+def best_time(function: Callable[[], Any], rounds: int = ROUNDS) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def ours(metric: str, refs: list[str], preds: list[str]) -> list[float]:
+    if metric == "rougel":
+        from pfgen_fast.evalmm.rouge import rouge_l_scores
+
+        return rouge_l_scores(refs, preds)
+    from pfgen_fast.evalmm.bleu import sentence_bleu_scores
+
+    return sentence_bleu_scores(refs, preds)
+
+
+def core_only(metric: str, refs: list[str], preds: list[str]) -> float:
+    """Seconds of the Rust pair work alone, texts tokenised before."""
+    from pfgen_fast import _core
+    from pfgen_fast.evalmm.tokenize import ParsedBatch, bleu_parse, rouge_parse
+
+    batch = ParsedBatch(rouge_parse if metric == "rougel" else bleu_parse)
+    left, right = batch.indexes(refs), batch.indexes(preds)
+    ids, offsets = batch.arrays()
+    function = _core.evalmm_rouge_l if metric == "rougel" else _core.evalmm_sentence_bleu
+    if metric != "rougel":
+        left, right = right, left
+    return best_time(lambda: function(ids, offsets, left, right), rounds=5)
+
+
+def straightforward(metric: str, refs: list[str], preds: list[str]) -> list[float]:
+    """One pair at a time with the libraries llm-jp-eval-mm calls (fresh texts: no caches)."""
+    if metric == "rougel":
+        from rouge_score import rouge_scorer
+
+        from pfgen_fast.evalmm.tokenize import rouge_tokens
+
+        class Tokenizer:
+            def tokenize(self, text: str) -> list[str]:
+                return rouge_tokens(text)
+
+        scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Tokenizer())
+        pairs = zip(refs, preds, strict=True)
+        return [scorer.score(r, p)["rougeL"].fmeasure * 100 for r, p in pairs]
+    from sacrebleu import BLEU
+
+    bleu = BLEU(tokenize="ja-mecab", smooth_method="exp", smooth_value=0.0, effective_order=False)
+    return [bleu.sentence_score(p, [r]).score / 100 for r, p in zip(refs, preds, strict=True)]
+
+
+def original_item(ref: str, pred: str) -> float:
+    """One job of llm-jp-eval-mm's ROUGE-L (spec §2), in a spawned worker."""
+    import fugashi
+    from rouge_score import rouge_scorer, scoring
+
+    from pfgen_fast.evalmm.tokenize import rouge_normalize
+
+    tagger = fugashi.Tagger("-Owakati")
+
+    class Tokenizer:
+        def tokenize(self, text: str) -> list[str]:
+            return tagger.parse(rouge_normalize(text, use_neologdn=False)).split()
+
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], tokenizer=Tokenizer())
+    aggregator = scoring.BootstrapAggregator()
+    aggregator.add_scores(scorer.score(ref, pred))
+    return aggregator.aggregate()["rougeL"].mid.fmeasure * 100
+
+
+def original_way(refs: list[str], preds: list[str]) -> list[float]:
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=os.cpu_count(), mp_context=context) as pool:
+        futures = [pool.submit(original_item, r, p) for r, p in zip(refs, preds, strict=True)]
+        return [future.result() for future in futures]
+
+
+def measure_ours(metric: str, pairs: int, threads: int) -> dict[str, float]:
+    """Runs this script in a fresh process pinned to `threads` CPUs (MeCab's forked workers
+    and the core's rayon threads alike)."""
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads)}
+    cpus = ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(0))[:threads])
+    command = ["taskset", "-c", cpus, sys.executable, __file__, "--child", metric]
+    command += ["--pairs", str(pairs)]
+    output = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+    return json.loads(output.stdout)
+
+
+def child(metric: str, pairs: int) -> None:
+    refs, preds = make_pairs(pairs)
+    ours(metric, refs[:50], preds[:50])  # load the dictionaries
+    # Fresh texts each round: tokenisation is part of the cost.
+    rounds = [make_pairs_offset(pairs, r) for r in range(ROUNDS)]
+    times = []
+    for round_refs, round_preds in rounds:
+        start = time.perf_counter()
+        ours(metric, round_refs, round_preds)
+        times.append(time.perf_counter() - start)
+    print(json.dumps({"end_to_end": min(times), "core": core_only(metric, refs, preds)}))
+
+
+def make_pairs_offset(count: int, offset: int) -> tuple[list[str], list[str]]:
+    texts = sentences(2 * count, seed=100 + offset)
+    return texts[0::2], texts[1::2]
+
+
+def report(metric: str, pairs: int, sample: int) -> dict[str, Any]:
+    refs, preds = make_pairs(pairs)
+    expected = straightforward(metric, refs, preds)
+    if ours(metric, refs, preds) != expected:
+        raise SystemExit(f"{metric}: pfgen_fast's scores differ from the straightforward ones")
+    rounds = iter([make_pairs_offset(pairs, 50 + r) for r in range(ROUNDS)])
+    baseline = best_time(lambda: straightforward(metric, *next(rounds)))
+    result: dict[str, Any] = {"metric": metric, "pairs": pairs}
+    result["straightforward_pairs_per_s"] = pairs / baseline
+    for threads in (1, 2):
+        timing = measure_ours(metric, pairs, threads)
+        result[f"ours_{threads}core_pairs_per_s"] = pairs / timing["end_to_end"]
+        result[f"core_only_{threads}core_pairs_per_s"] = pairs / timing["core"]
+        result[f"speedup_{threads}core"] = baseline / timing["end_to_end"]
+    if metric == "rougel" and sample:
+        sample_refs, sample_preds = refs[:sample], preds[:sample]
+        start = time.perf_counter()
+        original = original_way(sample_refs, sample_preds)
+        seconds = time.perf_counter() - start
+        if original != expected[:sample]:
+            raise SystemExit("llm-jp-eval-mm's way gave other ROUGE-L values")
+        result["original_way_pairs_per_s"] = sample / seconds
+        best = max(result["ours_1core_pairs_per_s"], result["ours_2core_pairs_per_s"])
+        result["speedup_vs_original_way"] = best / result["original_way_pairs_per_s"]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=4000)
+    parser.add_argument("--sample", type=int, default=60, help="pairs for the original way")
+    parser.add_argument("--child", choices=("rougel", "bleu"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.pairs)
+        return
+    for metric in ("rougel", "bleu"):
+        result = report(metric, args.pairs, args.sample)
+        print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
