@@ -186,3 +186,15 @@ def test_core_splits_tokens_as_python(texts: list[str]) -> None:
         expected += [vocabulary.setdefault(token, len(vocabulary)) for token in text.split()]
         ends.append(len(expected))
     assert ids.tolist() == expected and offsets.tolist() == ends
+
+
+def test_forked_workers_give_the_same_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pfgen_fast.evalmm import tokenize
+
+    refs = [f"{s}その{i}番目" for i, s in enumerate(SENTENCES * 5)]
+    preds = [f"{s}、{i}回目です" for i, s in enumerate(reversed(SENTENCES * 5))]
+    serial_rouge, serial_bleu = rouge_l_scores(refs, preds), sentence_bleu_scores(refs, preds)
+    monkeypatch.setattr(tokenize, "TEXTS_PER_WORKER", 4)
+    assert rouge_l_scores(refs, preds) == serial_rouge
+    assert sentence_bleu_scores(refs, preds) == serial_bleu
+    assert serial_rouge == [reference.rouge_l(r, p) for r, p in zip(refs, preds, strict=True)]

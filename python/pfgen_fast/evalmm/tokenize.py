@@ -8,7 +8,6 @@ through fugashi (`-Owakati`). BLEU (jdocqa): MeCab with the IPA dictionary, as s
 from __future__ import annotations
 
 import multiprocessing
-import os
 import re
 import sys
 import unicodedata
@@ -125,7 +124,7 @@ def parse_all(parse: Callable[[str], str], texts: list[str]) -> list[str]:
     """`parse` of every text; large batches on every usable CPU through forked workers, which
     inherit the dictionary already loaded here (Linux only; elsewhere in this process)."""
     workers = min(usable_cpus(), len(texts) // TEXTS_PER_WORKER)
-    if workers < 2 or not sys.platform.startswith("linux") or os.environ.get("PFGEN_FAST_SERIAL"):
+    if workers < 2 or not sys.platform.startswith("linux"):
         return [parse(text) for text in texts]
     global _pending
     parse(texts[0])
