@@ -1,51 +1,114 @@
-"""Type stubs of the compiled core (rust/pfgen-python)."""
+"""Type stubs of the compiled core (rust/pfgen-python), checked against it by
+`python -m mypy.stubtest pfgen_fast._core --allowlist python/pfgen_fast/_core_stubtest_allowlist.txt`."""
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol, final
 
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "BLANK_LINE",
+    "HELPFULNESS_CUT",
+    "NOT_FOUND",
+    "OTHER_LINE",
+    "AnswerLines",
+    "QuestionScorer",
+    "RareNgramCounter",
+    "Scores",
+    "check_candidate_lines",
+    "evalmm_bag_overlap",
+    "evalmm_levenshtein",
+    "evalmm_rouge_l",
+    "evalmm_sentence_bleu",
+    "evalmm_token_ids",
+    "py_round",
+    "py_sum",
+    "release_free_memory",
+    "trigram_coverage",
+]
+
+# common: Python's float arithmetic, memory.
+
+def py_round(x: float, digits: int) -> float:
+    """`round(x, digits)` as Python computes it (at most 22 digits)."""
+
+def py_sum(values: Sequence[float], legacy: bool = False) -> float:
+    """`sum(values)` of floats as Python >= 3.12 computes it (compensated), or with `legacy` as
+    Python <= 3.11 does (left to right)."""
+
+def release_free_memory() -> None: ...
+
+# pfgen: the scoring spec's numbers.
+
+HELPFULNESS_CUT: Final[int]
+"""Helpfulness reads the first HELPFULNESS_CUT characters of an answer."""
+NOT_FOUND: Final[int]
+"""The value of a keyword leaf whose pattern is absent from an answer."""
+BLANK_LINE: Final[int]
+"""`AnswerLines.question_of_line` of a line holding only whitespace."""
+OTHER_LINE: Final[int]
+"""`AnswerLines.question_of_line` of a line left to the caller."""
+
 # A keyword rule as nested tuples: ("literal", name, pattern), ("external", name, column),
 # ("and" | "or", name or None, [rules]).
-Rule = tuple[object, ...]
+_Rule = tuple[object, ...]
 
+@final
+class Scores:
+    """Scores of a batch, rounded as in the per-answer record: 2-D arrays have a column per
+    source; `lengths` in characters (as floats)."""
+
+    @property
+    def fluency(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def truthfulness(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def helpfulness(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def average(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def lengths(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def helpfulness_results(self) -> list[list[tuple[str, float]]] | None:
+        """Per answer, (name, factor) of its `helpfulness_results`, when asked for."""
+    @property
+    def records_json(self) -> list[bytes] | None:
+        """Per answer, its record as UTF-8 JSON text, when asked for."""
+
+@final
 class QuestionScorer:
-    def __init__(
-        self,
-        sources: list[tuple[str, list[str]]],
-        rules: list[tuple[Rule, float]],
-        num_external: int,
-    ) -> None: ...
-    @staticmethod
-    def load(
-        path: Path,
-        sources: list[str],
-        rules: list[tuple[Rule, float]],
+    """The n-gram tables and keyword rules of one question."""
+
+    def __new__(
+        cls,
+        sources: Sequence[tuple[str, Sequence[str]]],
+        rules: Sequence[tuple[_Rule, float]],
         num_external: int,
     ) -> QuestionScorer: ...
-    def save_tables(self, path: Path) -> None: ...
+    @staticmethod
+    def load(
+        path: str | Path,
+        sources: Sequence[str],
+        rules: Sequence[tuple[_Rule, float]],
+        num_external: int,
+    ) -> QuestionScorer: ...
+    def save_tables(self, path: str | Path) -> None: ...
     def score(
         self,
-        answers: list[str],
+        answers: Sequence[str],
         external: npt.NDArray[np.uint32] | None = None,
         with_results: bool = False,
         with_json: bool = False,
-    ) -> tuple[
-        npt.NDArray[np.float64],
-        npt.NDArray[np.float64],
-        npt.NDArray[np.float64],
-        npt.NDArray[np.float64],
-        npt.NDArray[np.float64],
-        list[list[tuple[str, float]]] | None,
-        list[bytes] | None,
-    ]: ...
+        legacy_sum: bool = False,
+    ) -> Scores: ...
     def score_lines(
         self,
         lines: AnswerLines,
         question: int,
         external: npt.NDArray[np.uint32] | None = None,
+        legacy_sum: bool = False,
     ) -> None: ...
     @property
     def baselines(self) -> list[float]: ...
@@ -54,31 +117,36 @@ class QuestionScorer:
     @property
     def memory_bytes(self) -> int: ...
 
+@final
 class AnswerLines:
     """A block of `score`'s input (JSON lines with `question` and `answer`): the lines the core
-    reads, the others left to the caller (question_of_line -2), blank ones (-1)."""
+    reads, the others left to the caller (OTHER_LINE), blank ones (BLANK_LINE)."""
 
-    def __init__(self, block: bytes) -> None: ...
+    def __new__(cls, block: bytes) -> AnswerLines: ...
     @property
     def questions(self) -> list[str]: ...
     @property
     def question_of_line(self) -> npt.NDArray[np.int32]: ...
     def line(self, index: int) -> bytes: ...
     def answers(self, question: int) -> list[str]: ...
-    def write(self, outputs: list[tuple[int, bytes]]) -> bytes: ...
+    def write(self, outputs: Sequence[tuple[int, bytes]]) -> bytes: ...
 
-def py_round(x: float, digits: int) -> float: ...
-def release_free_memory() -> None: ...
-def trigram_coverage(references: list[str], texts: list[str]) -> npt.NDArray[np.uint32]: ...
+# pfgen.construct: reference-set construction.
 
-# The rare n-gram counter of reference-set construction (rust/pfgen-python/src/build_refs.rs).
+class _SupportsArrowStream(Protocol):
+    """An object exporting an Arrow C stream (e.g. a polars Series of strings)."""
 
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+@final
 class RareNgramCounter:
     """Counts one question's candidate n-grams to find those fewer than `min_count` candidates
     contain; spills to `spill_dir` beyond `memory_budget` bytes of tables and texts."""
 
-    def __init__(self, n: int, min_count: int, spill_dir: Path, memory_budget: int) -> None: ...
-    def add(self, candidates: Sequence[str] | SupportsArrowStream) -> None: ...
+    def __new__(
+        cls, n: int, min_count: int, spill_dir: str | Path, memory_budget: int
+    ) -> RareNgramCounter: ...
+    def add(self, candidates: Sequence[str] | _SupportsArrowStream) -> None: ...
     def spill(self) -> None: ...
     @property
     def buffered_bytes(self) -> int: ...
@@ -87,13 +155,41 @@ class RareNgramCounter:
     def finish(
         self,
     ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint32], dict[str, int]]: ...
-    def texts(self, indices: list[int]) -> list[str]: ...
-
-class SupportsArrowStream(Protocol):
-    """An object exporting an Arrow C stream (e.g. a polars Series of strings)."""
-
-    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    def texts(self, indices: Sequence[int]) -> list[str]: ...
 
 def check_candidate_lines(
     buffer: bytearray, length: int
 ) -> tuple[bytes, npt.NDArray[np.uint32], int, list[tuple[int, str]]]: ...
+def trigram_coverage(
+    references: Sequence[str], texts: Sequence[str]
+) -> npt.NDArray[np.uint32]: ...
+
+# evalmm: llm-jp-eval-mm's text metrics over pairs of token-id texts.
+
+def evalmm_rouge_l(
+    ids: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.uint64],
+    left: npt.NDArray[np.uint64],
+    right: npt.NDArray[np.uint64],
+) -> npt.NDArray[np.float64]: ...
+def evalmm_sentence_bleu(
+    ids: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.uint64],
+    left: npt.NDArray[np.uint64],
+    right: npt.NDArray[np.uint64],
+) -> npt.NDArray[np.float64]: ...
+def evalmm_bag_overlap(
+    ids: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.uint64],
+    left: npt.NDArray[np.uint64],
+    right: npt.NDArray[np.uint64],
+) -> npt.NDArray[np.uint64]: ...
+def evalmm_levenshtein(
+    ids: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.uint64],
+    left: npt.NDArray[np.uint64],
+    right: npt.NDArray[np.uint64],
+) -> npt.NDArray[np.uint64]: ...
+def evalmm_token_ids(
+    texts: Sequence[str],
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...

@@ -22,9 +22,6 @@ from pfgen_fast.common.errors import DataError, InputError
 from pfgen_fast.pfgen.data import Question, load_questions, metadata_hash
 from pfgen_fast.pfgen.table_cache import load_tables, save_tables, table_file
 
-# Helpfulness looks at the first 200 characters; an absent keyword has the value 9999.
-HELPFULNESS_CUT = 200
-NOT_FOUND = 9999
 # A pattern without these characters matches exactly its own text under `re`.
 REGEX_SPECIAL = re.compile(r"[.^$*+?{}\[\]\\|()]")
 
@@ -114,16 +111,16 @@ class QuestionScorer:
     def _regex_match_ends(self, answers: Sequence[str]) -> np.ndarray | None:
         if not self._regexes:
             return None
-        ends = np.full((len(answers), len(self._regexes)), NOT_FOUND, dtype=np.uint32)
+        ends = np.full((len(answers), len(self._regexes)), _core.NOT_FOUND, dtype=np.uint32)
         for row, answer in enumerate(answers):
-            head = answer[:HELPFULNESS_CUT]
+            head = answer[: _core.HELPFULNESS_CUT]
             for column, regex in enumerate(self._regexes):
                 match = regex.search(head)
                 if match is not None:
                     ends[row, column] = match.end()
         return ends
 
-    def _score(self, answers: list[str], with_results: bool, with_json: bool) -> tuple[Any, ...]:
+    def _score(self, answers: list[str], with_results: bool, with_json: bool) -> _core.Scores:
         try:
             return self._core.score(
                 answers, self._regex_match_ends(answers), with_results, with_json
@@ -134,18 +131,21 @@ class QuestionScorer:
     def score_arrays(self, answers: Sequence[str], with_json: bool = False) -> ScoreArrays:
         """Scores as numpy arrays, without building a record per answer; with `with_json`,
         also each record as JSON text (`json.dumps(record, ensure_ascii=False)` layout)."""
-        fluency, truthfulness, helpfulness, average, lengths, _, records = self._score(
-            list(answers), False, with_json
-        )
+        scores = self._score(list(answers), False, with_json)
         return ScoreArrays(
-            self.sources, fluency, truthfulness, helpfulness, average, lengths, records
+            self.sources,
+            scores.fluency,
+            scores.truthfulness,
+            scores.helpfulness,
+            scores.average,
+            scores.lengths,
+            scores.records_json,
         )
 
     def score(self, answers: Sequence[str]) -> list[dict[str, Any]]:
         """The per-answer records of the benchmark (spec §6), key order included."""
-        fluency, truthfulness, helpfulness, average, _, results, _ = self._score(
-            list(answers), True, False
-        )
+        scores = self._score(list(answers), True, False)
+        assert scores.helpfulness_results is not None
         sources = self.sources
         return [
             {
@@ -157,11 +157,11 @@ class QuestionScorer:
                 "average": average_value,
             }
             for fluency_row, truthfulness_row, help_value, average_value, help_results in zip(
-                fluency.tolist(),
-                truthfulness.tolist(),
-                helpfulness.tolist(),
-                average.tolist(),
-                results,
+                scores.fluency.tolist(),
+                scores.truthfulness.tolist(),
+                scores.helpfulness.tolist(),
+                scores.average.tolist(),
+                scores.helpfulness_results,
                 strict=True,
             )
         ]

@@ -16,8 +16,9 @@ import numpy as np
 import orjson
 
 from pfgen_fast import _core
+from pfgen_fast.common.cli_args import add_data_argument
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.pfgen.data import Question, resolve_data_dir
+from pfgen_fast.pfgen.data import DATA_DEFAULT, Question, resolve_data_dir
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.pfgen.trials import parse_answer_line, unknown_question
 
@@ -28,8 +29,6 @@ BLOCK_BYTES = 32 << 20
 # for PAUSE_SECONDS, or BLOCK_SECONDS after the block began.
 PAUSE_SECONDS = 0.1
 BLOCK_SECONDS = 1.0
-# `AnswerLines.question_of_line` of a line the core leaves to `parse_answer_line`.
-OTHER_LINE = -2
 # A block's output is written in pieces of this size: one write of a whole block (tens of
 # MB) took 0.20 s per 123 MB of output on the machines measured, pieces of 1 MB 0.04 s.
 WRITE_BYTES = 1 << 20
@@ -37,7 +36,7 @@ WRITE_BYTES = 1 << 20
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", help="JSON lines file (default: standard input)")
-    parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
+    add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument(
         "--skip-invalid",
         action="store_true",
@@ -114,7 +113,7 @@ class BlockScorer:
             except KeyError:
                 for line in np.flatnonzero(question_of_line == index).tolist():
                     problems.append((line, unknown_question(f"{name}:{first_line + line}", text)))
-        for line in np.flatnonzero(question_of_line == OTHER_LINE).tolist():
+        for line in np.flatnonzero(question_of_line == _core.OTHER_LINE).tolist():
             raw = read.lines.line(line)
             where = f"{name}:{first_line + line}"
             try:

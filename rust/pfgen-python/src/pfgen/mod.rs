@@ -69,6 +69,19 @@ fn convert_rules(rules: &[(Bound<'_, PyAny>, f64)]) -> PyResult<Vec<WeightedRule
         .collect()
 }
 
+/// Scores of a batch (`QuestionScorer.score`), rounded as in the per-answer record: 2-D arrays
+/// (answers, sources), 1-D arrays per answer, and the optional per-answer lists (or None).
+#[pyclass(frozen, get_all, module = "pfgen_fast._core")]
+struct Scores {
+    fluency: Py<PyAny>,
+    truthfulness: Py<PyAny>,
+    helpfulness: Py<PyAny>,
+    average: Py<PyAny>,
+    lengths: Py<PyAny>,
+    helpfulness_results: Py<PyAny>,
+    records_json: Py<PyAny>,
+}
+
 /// The n-gram tables and keyword rules of one question.
 #[pyclass(frozen, module = "pfgen_fast._core")]
 struct QuestionScorer {
@@ -176,29 +189,19 @@ impl QuestionScorer {
         })
     }
 
-    /// Scores answers. `external`: (len(answers), num_external) uint32 match ends (9999 when
-    /// absent). Returns (fluency (n, K), truthfulness (n, K), helpfulness (n,), average (n,),
-    /// helpfulness_results or None, records as UTF-8 JSON text or None), rounded as in the
-    /// per-answer record. `legacy_sum`: the average's sums as Python <= 3.11 adds.
+    /// Scores answers. `external`: (len(answers), num_external) uint32 match ends (NOT_FOUND
+    /// when absent). `with_results`, `with_json`: also each answer's `helpfulness_results`, its
+    /// record as JSON text. `legacy_sum`: the average's sums as Python <= 3.11 adds.
     #[pyo3(signature = (answers, external=None, with_results=false, with_json=false, legacy_sum=false))]
-    #[allow(clippy::type_complexity)]
-    fn score<'py>(
+    fn score(
         &self,
-        py: Python<'py>,
-        answers: Bound<'py, PyAny>,
-        external: Option<PyReadonlyArray2<'py, u32>>,
+        py: Python<'_>,
+        answers: Bound<'_, PyAny>,
+        external: Option<PyReadonlyArray2<'_, u32>>,
         with_results: bool,
         with_json: bool,
         legacy_sum: bool,
-    ) -> PyResult<(
-        Bound<'py, PyAny>,
-        Bound<'py, PyAny>,
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray1<f64>>,
-        Option<Vec<Vec<(String, f64)>>>,
-        Option<Vec<Bound<'py, PyBytes>>>,
-    )> {
+    ) -> PyResult<Scores> {
         let (characters, ends) = text_characters(&answers, "answer")?;
         let answers = slices(&characters, &ends);
         let lengths: Vec<f64> = answers.iter().map(|answer| answer.len() as f64).collect();
@@ -215,38 +218,42 @@ impl QuestionScorer {
             (batch, records)
         });
         let k = batch.num_sources;
-        let records = records.map(|records| {
-            records
-                .iter()
-                .map(|record| PyBytes::new(py, record.as_bytes()))
-                .collect()
-        });
-        Ok((
-            PyArray1::from_vec(py, batch.fluency)
+        let records_json = match records {
+            Some(records) => {
+                PyList::new(py, records.iter().map(|r| PyBytes::new(py, r.as_bytes())))?.into_any()
+            }
+            None => py.None().into_bound(py),
+        };
+        let helpfulness_results = match batch.helpfulness_results.as_ref().filter(|_| with_results)
+        {
+            Some(all) => {
+                let rows = all.iter().map(|results| {
+                    results
+                        .iter()
+                        .map(|(name, factor)| (name.to_string(), *factor))
+                        .collect::<Vec<_>>()
+                });
+                PyList::new(py, rows)?.into_any()
+            }
+            None => py.None().into_bound(py),
+        };
+        Ok(Scores {
+            fluency: PyArray1::from_vec(py, batch.fluency)
                 .reshape([n, k])?
-                .into_any(),
-            PyArray1::from_vec(py, batch.truthfulness)
+                .into_any()
+                .unbind(),
+            truthfulness: PyArray1::from_vec(py, batch.truthfulness)
                 .reshape([n, k])?
-                .into_any(),
-            PyArray1::from_vec(py, batch.helpfulness),
-            PyArray1::from_vec(py, batch.average),
-            PyArray1::from_vec(py, lengths),
-            if with_results {
-                batch.helpfulness_results.map(|all| {
-                    all.iter()
-                        .map(|results| {
-                            results
-                                .iter()
-                                .map(|(name, factor)| (name.to_string(), *factor))
-                                .collect()
-                        })
-                        .collect()
-                })
-            } else {
-                None
-            },
-            records,
-        ))
+                .into_any()
+                .unbind(),
+            helpfulness: PyArray1::from_vec(py, batch.helpfulness)
+                .into_any()
+                .unbind(),
+            average: PyArray1::from_vec(py, batch.average).into_any().unbind(),
+            lengths: PyArray1::from_vec(py, lengths).into_any().unbind(),
+            helpfulness_results: helpfulness_results.unbind(),
+            records_json: records_json.unbind(),
+        })
     }
 
     /// Scores the answers of the lines of `lines.questions[question]` and keeps their records
@@ -310,6 +317,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BLANK_LINE", BLANK)?;
     m.add("OTHER_LINE", OTHER)?;
     m.add_class::<QuestionScorer>()?;
+    m.add_class::<Scores>()?;
     m.add_class::<answer_lines::AnswerLines>()?;
     construct::register(m)
 }
