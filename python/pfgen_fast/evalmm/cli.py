@@ -38,6 +38,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: FILE's name with .judge-replies.jsonl)",
     )
     add_scoring_options(score)
+    evaluate = actions.add_parser(
+        "evaluate",
+        help="re-score an llm-jp-eval-mm result directory (<task>/<model>/prediction.jsonl) "
+        "and show a leaderboard",
+    )
+    evaluate.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
+    evaluate.add_argument(
+        "--metrics", nargs="+", choices=sorted(SCORERS), metavar="NAME",
+        help="metrics to compute (default: each task's metrics in llm-jp-eval-mm)",
+    )  # fmt: skip
+    evaluate.add_argument(
+        "--table", type=Path, help="also write the leaderboard (.csv/.parquet/.json)"
+    )
+    add_scoring_options(evaluate)
+    leaderboard = actions.add_parser(
+        "leaderboard", help="the leaderboard of a result directory's evaluation.jsonl files"
+    )
+    leaderboard.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
+    leaderboard.add_argument("--table", type=Path, help="also write it (.csv/.parquet/.json)")
+    add_data_arguments(actions)
+
+
+def add_data_arguments(actions: Any) -> None:
+    data = actions.add_parser("data", help="fetch llm-jp-eval-mm's prompt files or verify them")
+    steps = data.add_subparsers(dest="step", required=True, metavar="STEP")
+    fetch = steps.add_parser("fetch", help="download the pinned files into the user cache")
+    fetch.add_argument("--ref", help="git ref of llm-jp/llm-jp-eval-mm (default: pinned)")
+    fetch.add_argument("--url", help="archive URL (a .tar.gz of the repository)")
+    fetch.add_argument("--dest", type=Path, help="directory to write (default: the user cache)")
+    verify = steps.add_parser("verify", help="check a checkout against the manifest")
+    verify.add_argument("dir", nargs="?", type=Path, help="the checkout (default: fetched copy)")
 
 
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:
@@ -104,6 +135,12 @@ def report_judge(client: LLMClient | None) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.action == "score":
         return run_score(args)
+    if args.action == "evaluate":
+        return run_evaluate(args)
+    if args.action == "leaderboard":
+        return run_leaderboard(args)
+    if args.action == "data":
+        return run_data(args)
     raise PfgenError(f"unknown action {args.action!r}")
 
 
@@ -136,3 +173,80 @@ def run_score(args: argparse.Namespace) -> int:
 def print_json(value: Any) -> None:
     sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
     sys.stdout.buffer.flush()
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """Scores every run; a run that cannot be scored is reported (one line) and skipped."""
+    from pfgen_fast.evalmm import evaluate
+
+    folders = evaluate.find_runs(args.result_dir)
+    runs, failed = [], 0
+    for folder in folders:
+        try:
+            run = evaluate.read_run(folder)
+            runs.append((run, evaluate.metrics_of(run, args.metrics)))
+        except PfgenError as error:
+            print(f"error: {error}", file=sys.stderr)
+            failed += 1
+    metrics = sorted({name for _, names in runs for name in names})
+    judge = open_judge(args, metrics, args.result_dir / evaluate.JUDGE_LOG)
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        options = options_from_args(args, judge)
+        for run, names in runs:
+            try:
+                evaluation = evaluate.score_run(run, names, options)
+            except PfgenError as error:
+                print(f"error: {error}", file=sys.stderr)
+                failed += 1
+                continue
+            evaluate.write_run(run, evaluation)
+            results[(run.task, run.model)] = evaluation
+    finally:
+        if judge is not None:
+            judge.close()
+    report_judge(judge)
+    show_leaderboard(results, args.table)
+    return 1 if failed else 0
+
+
+def run_leaderboard(args: argparse.Namespace) -> int:
+    from pfgen_fast.evalmm import evaluate
+
+    results = {}
+    for folder in sorted(args.result_dir.glob(f"*/*/{evaluate.EVALUATION}")):
+        results[(folder.parent.parent.name, folder.parent.name)] = evaluate.read_evaluation(
+            folder.parent
+        )
+    if not results:
+        raise PfgenError(f"{args.result_dir}: no <task>/<model>/{evaluate.EVALUATION} found")
+    show_leaderboard(results, args.table)
+    return 0
+
+
+def show_leaderboard(results: dict[tuple[str, str], dict[str, Any]], table: Path | None) -> None:
+    from pfgen_fast.common.tables import print_table, write_table
+    from pfgen_fast.evalmm.evaluate import leaderboard_rows
+
+    if not results:
+        return
+    columns, rows = leaderboard_rows(results)
+    shown = [[row[0], *(None if v is None else round(v, 4) for v in row[1:])] for row in rows]
+    print_table("llm-jp-eval-mm", columns, shown)
+    if table is not None:
+        write_table(table, columns, rows)
+
+
+def run_data(args: argparse.Namespace) -> int:
+    from pfgen_fast.evalmm import data
+
+    if args.step == "fetch":
+        destination = data.fetch_data(args.url or data.default_url(args.ref), args.dest)
+        print(f"fetched and verified: {destination}")
+        return 0
+    directory = args.dir or data.default_data_dir()
+    problems = data.verify_data(directory)
+    if problems:
+        raise PfgenError(f"{directory} does not match the manifest:\n  " + "\n  ".join(problems))
+    print(f"verified: {directory}")
+    return 0

@@ -1,0 +1,140 @@
+"""`mm evaluate`: re-scores the result directory llm-jp-eval-mm's `evaluate` leaves
+(`<task>/<model>/prediction.jsonl` with `text`, `answer`, `input_text`), writing its
+`evaluation.jsonl` (one line, metric → aggregate) and the per-item scores into
+`prediction.jsonl` as it does, then a leaderboard over models and tasks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
+from pfgen_fast.evalmm.scorers import Options, get_scorer
+from pfgen_fast.evalmm.scoring import check_item, score_items
+
+PREDICTIONS = "prediction.jsonl"
+EVALUATION = "evaluation.jsonl"
+JUDGE_LOG = "judge_replies.jsonl"
+# llm-jp-eval-mm's default metrics per task (its metadata.TASKS).
+TASK_METRICS: dict[str, list[str]] = {
+    "japanese-heron-bench": ["heron-bench"],
+    "ja-vlm-bench-in-the-wild": ["llm-as-a-judge", "rougel"],
+    "ja-vg-vqa-500": ["llm-as-a-judge", "rougel"],
+    "ja-multi-image-vqa": ["llm-as-a-judge", "rougel"],
+    "llava-bench-in-the-wild": ["llm-as-a-judge", "rougel"],
+    "jdocqa": ["jdocqa"],
+    "jmmmu": ["jmmmu"],
+    "jic-vqa": ["jic-vqa"],
+    "mecha-ja": ["mecha-ja"],
+    "cc-ocr": ["cc-ocr"],
+    "cvqa": ["substring-match"],
+    "jawildtext-board-vqa": ["jawildtext-board-vqa"],
+    "jawildtext-handwriting-ocr": ["jawildtext-handwriting-ocr"],
+    "jawildtext-receipt-kie": ["jawildtext-receipt-kie"],
+    "okvqa": ["substring-match"],
+    "textvqa": ["substring-match"],
+    "chartqa": ["substring-match"],
+    "docvqa": ["substring-match"],
+    "infographicvqa": ["substring-match"],
+    "chartqapro": ["substring-match"],
+    "ai2d": ["ai2d"],
+    "blink": ["blink"],
+    "mmmu": ["mmmu"],
+    "mmmlu": ["exact-match"],
+}
+
+
+@dataclass
+class Run:
+    """One model's predictions on one task."""
+
+    task: str
+    model: str
+    folder: Path
+    lines: list[dict[str, Any]]
+    wheres: list[str]
+
+
+def find_runs(result_dir: Path) -> list[Path]:
+    if not result_dir.is_dir():
+        raise PfgenError(f"{result_dir}: not a directory")
+    runs = sorted(result_dir.glob(f"*/*/{PREDICTIONS}"))
+    if not runs:
+        raise PfgenError(f"{result_dir}: no <task>/<model>/{PREDICTIONS} found")
+    return [path.parent for path in runs]
+
+
+def read_run(folder: Path) -> Run:
+    lines, wheres = [], []
+    for line in iter_json_lines(folder / PREDICTIONS):
+        require(line.value, "text", str, line.where)
+        require(line.value, "answer", (str, list), line.where)
+        lines.append(line.value)
+        wheres.append(line.where)
+    if not lines:
+        raise InputError(f"{folder / PREDICTIONS}: no items")
+    return Run(folder.parent.name, folder.name, folder, lines, wheres)
+
+
+def metrics_of(run: Run, chosen: list[str] | None) -> list[str]:
+    if chosen:
+        return chosen
+    metrics = TASK_METRICS.get(run.task)
+    if metrics is None:
+        raise PfgenError(f"{run.folder}: unknown task {run.task!r}: name the metrics (--metrics)")
+    return metrics
+
+
+def score_run(run: Run, metrics: list[str], options: Options) -> dict[str, Any]:
+    """Each metric's aggregate; the items get their per-item scores. A metric whose fields the
+    items lack raises InputError naming the first such item and field."""
+    items = [{**line, "ref": line["answer"], "pred": line["text"]} for line in run.lines]
+    evaluation: dict[str, Any] = {}
+    for name in metrics:
+        scorer = get_scorer(name)
+        for item, where in zip(items, run.wheres, strict=True):
+            check_item(scorer, item, where)
+        refs = [item["ref"] for item in items]
+        preds = [item["pred"] for item in items]
+        scores, aggregate = score_items(scorer, refs, preds, items, options)
+        for line, score in zip(run.lines, scores, strict=True):
+            line[name] = score
+        evaluation[name] = aggregate
+    return evaluation
+
+
+def write_run(run: Run, evaluation: dict[str, Any]) -> None:
+    write_atomically(run.folder / PREDICTIONS, b"".join(dumps_line(line) for line in run.lines))
+    write_atomically(run.folder / EVALUATION, dumps_line(evaluation))
+
+
+def leaderboard_rows(
+    results: dict[tuple[str, str], dict[str, Any]],
+) -> tuple[list[str], list[list[Any]]]:
+    """One row per model, one column per task and metric (overall scores)."""
+    columns = sorted({(task, metric) for (task, _), ev in results.items() for metric in ev})
+    models = sorted({model for _, model in results})
+    rows = []
+    for model in models:
+        row: list[Any] = [model]
+        for task, metric in columns:
+            aggregate = results.get((task, model), {}).get(metric)
+            row.append(None if aggregate is None else aggregate["overall_score"])
+        rows.append(row)
+    return ["model"] + [f"{task}/{metric}" for task, metric in columns], rows
+
+
+def read_evaluation(folder: Path) -> dict[str, Any]:
+    path = folder / EVALUATION
+    try:
+        value = orjson.loads(path.read_bytes().strip() or b"{}")
+    except (OSError, orjson.JSONDecodeError) as error:
+        raise InputError(f"{path}: cannot read: {error}") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return value

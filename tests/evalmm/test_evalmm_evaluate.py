@@ -1,0 +1,129 @@
+"""`mm evaluate` on an llm-jp-eval-mm result directory (judge on the local stand-in), `mm
+leaderboard`, and `mm data fetch|verify` with an archive built here from ../shared files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai_server import Behaviour, Reply, serve
+
+from cli_runner import ROOT, run_cli
+
+EVALMM_DIR = Path(os.environ.get("EVALMM_DIR", ROOT.parent / "shared" / "llm-jp-eval-mm"))
+METRIC_FILES = [
+    "src/eval_mm/metrics/llm_as_a_judge_scorer.py",
+    "src/eval_mm/metrics/heron_bench_scorer.py",
+    "src/eval_mm/metrics/jawildtext_board_vqa_scorer.py",
+]
+
+
+def prediction(question_id: int, text: str, answer: str) -> dict[str, Any]:
+    return {"question_id": question_id, "text": text, "answer": answer, "input_text": "質問"}
+
+
+def write_run(result: Path, task: str, model: str, lines: list[dict[str, Any]]) -> Path:
+    folder = result / task / model
+    folder.mkdir(parents=True)
+    (folder / "prediction.jsonl").write_text(
+        "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
+    )
+    return folder
+
+
+def judge(path: str, request: dict[str, Any]) -> Reply:
+    found = re.search(r"Prediction: (\S+)", request["messages"][-1]["content"])
+    return Reply("4" if found and found.group(1).startswith("猫") else "2")
+
+
+@pytest.fixture()
+def result(tmp_path: Path) -> Path:
+    result = tmp_path / "result"
+    write_run(result, "ja-vg-vqa-500", "model-a", [
+        prediction(0, "猫がいます", "猫がいます"), prediction(1, "犬", "猫がいる"),
+    ])
+    write_run(result, "ja-vg-vqa-500", "model-b", [
+        prediction(0, "猫です", "猫がいます"), prediction(1, "猫です", "猫がいる"),
+    ])
+    write_run(result, "jdocqa", "model-a", [prediction(0, "はい", "はい")])
+    return result  # fmt: skip
+
+
+def test_evaluate_writes_its_format_and_a_leaderboard(result: Path, tmp_path: Path) -> None:
+    with serve(Behaviour(responder=judge)) as url:
+        result_run = run_cli(
+            "mm", "evaluate", str(result), "--base-url", url, "--judge-model", "j",
+            "--evalmm-dir", str(EVALMM_DIR), "--table", str(tmp_path / "board.csv"), cwd=tmp_path,
+        )  # fmt: skip
+    # jdocqa's items lack answer_type: reported, the other runs still scored.
+    assert result_run.returncode == 1
+    assert 'jdocqa/model-a/prediction.jsonl:1: field "answer_type": missing' in result_run.stderr
+    assert not (result / "jdocqa" / "model-a" / "evaluation.jsonl").exists()
+    folder = result / "ja-vg-vqa-500" / "model-a"
+    evaluation = (folder / "evaluation.jsonl").read_text().splitlines()
+    assert len(evaluation) == 1
+    aggregates = json.loads(evaluation[0])
+    assert aggregates["llm-as-a-judge"] == {
+        "overall_score": 3.0,
+        "details": {"llm_as_a_judge": 3.0},
+    }
+    assert aggregates["rougel"]["overall_score"] == pytest.approx(50.0)
+    items = [json.loads(line) for line in (folder / "prediction.jsonl").read_text().splitlines()]
+    assert [item["llm-as-a-judge"] for item in items] == [4, 2]
+    assert items[0]["rougel"] == 100.0 and items[0]["input_text"] == "質問"
+    lines = result_run.stdout.splitlines()
+    assert lines[0] == "model\tja-vg-vqa-500/llm-as-a-judge\tja-vg-vqa-500/rougel"
+    assert lines[1].startswith("model-a\t3.0\t")
+    with open(tmp_path / "board.csv", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][0] == "model" and [row[0] for row in rows[1:]] == ["model-a", "model-b"]
+    board = run_cli("mm", "leaderboard", str(result), cwd=tmp_path)
+    assert board.returncode == 0 and board.stdout.splitlines()[0] == lines[0]
+
+
+def test_evaluate_without_judge(result: Path, tmp_path: Path) -> None:
+    needs_judge = run_cli("mm", "evaluate", str(result), cwd=tmp_path)
+    assert needs_judge.returncode == 1
+    assert "llm-as-a-judge asks a judge: give --base-url" in needs_judge.stderr
+    plain = run_cli("mm", "evaluate", str(result), "--metrics", "rougel", "exact-match",
+                    cwd=tmp_path)  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    jdocqa = json.loads((result / "jdocqa" / "model-a" / "evaluation.jsonl").read_text())
+    assert jdocqa["exact-match"]["overall_score"] == 1.0
+
+
+def build_archive(tmp_path: Path, change: str | None = None) -> Path:
+    top = tmp_path / "staging" / "llm-jp-eval-mm-9f450a5"
+    for name in METRIC_FILES:
+        (top / name).parent.mkdir(parents=True, exist_ok=True)
+        text = (EVALMM_DIR / name).read_text(encoding="utf-8")
+        (top / name).write_text(text + ("# changed\n" if change == name else ""), "utf-8")
+    (top / "README.md").write_text("not selected\n")
+    archive = tmp_path / f"archive-{change is not None}.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(top, arcname=top.name)
+    return archive
+
+
+def test_data_fetch_and_verify(tmp_path: Path) -> None:
+    destination = tmp_path / "fetched"
+    good = build_archive(tmp_path)
+    fetched = run_cli("mm", "data", "fetch", "--url", good.as_uri(), "--dest", str(destination),
+                      cwd=tmp_path)  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    assert (destination / METRIC_FILES[0]).is_file() and not (destination / "README.md").exists()
+    assert run_cli("mm", "data", "verify", str(destination), cwd=tmp_path).returncode == 0
+    bad = build_archive(tmp_path, change=METRIC_FILES[1])
+    refused = run_cli("mm", "data", "fetch", "--url", bad.as_uri(), "--dest", str(destination),
+                      cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 1 and "heron_bench_scorer.py: SHA-256" in refused.stderr
+    assert "# changed" not in (destination / METRIC_FILES[1]).read_text(encoding="utf-8")
+    (destination / METRIC_FILES[2]).write_text("tampered\n")
+    verify = run_cli("mm", "data", "verify", str(destination), cwd=tmp_path)
+    assert verify.returncode == 1 and "jawildtext_board_vqa_scorer.py: SHA-256" in verify.stderr
