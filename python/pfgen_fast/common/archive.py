@@ -100,7 +100,7 @@ def verify_files(directory: Path, expected: dict[str, str], algorithm: str = "sh
     for relative, digest in expected.items():
         path = directory / relative
         if not path.is_file():
-            problems.append(f"{path}: missing")
+            problems.append(f"{path}: {'not a file' if path.exists() else 'missing'}")
             continue
         try:
             actual = file_digest(path, algorithm)
