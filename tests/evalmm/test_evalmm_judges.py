@@ -163,3 +163,17 @@ def test_cli_judge_with_log_and_missing_flags(server: Any, tmp_path: Path) -> No
     assert len(log) == 2
     result = run_cli("mm", "score", "--metric", "rougel", "--json", str(source), cwd=tmp_path)
     assert result.returncode == 0  # no judge, no key
+
+
+def test_changed_prompt_file_refused(tmp_path: Path) -> None:
+    from pfgen_fast.common.errors import DataError
+
+    copy = tmp_path / "src" / "eval_mm" / "metrics"
+    copy.mkdir(parents=True)
+    text = (METRICS / "llm_as_a_judge_scorer.py").read_text(encoding="utf-8")
+    (copy / "llm_as_a_judge_scorer.py").write_text(text.replace("1 to 5", "1 to 6"), "utf-8")
+    client = LLMClient("http://127.0.0.1:9/v1", "j", cache_path=None)
+    batch = Batch(["a"], ["b"], [{"input_text": "q"}], Options(judge=client, data_dir=tmp_path))
+    with pytest.raises(DataError, match="does not match llm-jp-eval-mm at the pinned commit"):
+        get_scorer("llm-as-a-judge").score(batch)
+    client.close()
