@@ -1,7 +1,7 @@
 """The two MeCab tokenisations of llm-jp-eval-mm, and batches of texts as token ids.
 
 ROUGE-L: emoji removed, NFKC (or neologdn), whitespace collapsed, then MeCab with unidic-lite
-through fugashi (`-Owakati`). BLEU (jdocqa): MeCab with the IPA dictionary, as sacrebleu's
+(`-Owakati`), the tokens fugashi gives. BLEU (jdocqa): MeCab with the IPA dictionary, as sacrebleu's
 `ja-mecab` tokenizer builds it, on the stripped text. Both need the `pfgen_fast[mm]` extra.
 """
 
@@ -55,10 +55,12 @@ def _single_emoji() -> tuple[frozenset[str], dict[int, None]]:
 
 @lru_cache(maxsize=1)
 def _unidic_tagger() -> Any:
-    fugashi = _require("fugashi")
-    unidic_lite = _require("unidic_lite")
-    dicdir = unidic_lite.DICDIR
-    return fugashi.Tagger(f'-Owakati -d "{dicdir}" -r "{dicdir}/mecabrc"')
+    """MeCab with the unidic-lite dictionary, as fugashi's default Tagger loads it when the
+    full unidic package is absent (named here, so an installed unidic changes nothing). The
+    MeCab binding of mecab-python3 is used: same engine and dictionary, same tokens."""
+    mecab = _require("MeCab")
+    dicdir = _require("unidic_lite").DICDIR
+    return mecab.Tagger(f'-Owakati -d "{dicdir}" -r "{dicdir}/mecabrc"')
 
 
 @lru_cache(maxsize=1)
