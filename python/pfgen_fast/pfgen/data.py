@@ -32,6 +32,10 @@ class Question:
     path: Path
 
 
+# How the data directory is found without --data (default_data_dir), for the help.
+DATA_DEFAULT = "$PFGEN_DATA_DIR, else ./data when it holds Qxx.json, else `data fetch`'s copy"
+
+
 def default_data_dir() -> Path | None:
     """`$PFGEN_DATA_DIR`, else `./data` when it holds Qxx.json files, else the fetched cache."""
     env = os.environ.get("PFGEN_DATA_DIR")

@@ -13,29 +13,28 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pfgen_fast.common.cpus import usable_cpus
+from pfgen_fast.common.cli_args import (
+    add_data_argument,
+    add_jobs_argument,
+    add_json_argument,
+    add_paths_argument,
+    input_paths,
+)
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.files import expand_paths
-from pfgen_fast.pfgen.data import resolve_data_dir
+from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.evaluate import Evaluator, RunOutcome
+from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.scorer import ReferenceData
 
 DEFAULT_PATTERN = "result/**/trials.jsonl.xz"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help=f"trials files or glob patterns with ** (quote them); default: {DEFAULT_PATTERN}",
-    )
-    parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
+    add_paths_argument(parser, "trials files", [DEFAULT_PATTERN])
+    add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument("--force", action="store_true", help="re-score runs already scored")
-    parser.add_argument(
-        "--jobs", type=int, default=usable_cpus(), help="worker threads (default: usable CPUs)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_jobs_argument(parser)
+    add_json_argument(parser, "the summary")
     parser.add_argument(
         "--allow-partial",
         action="store_true",
@@ -46,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated reference sources to score against (e.g. P); questions that "
         "have none of them keep their own",
     )
+    add_legacy_sum_argument(parser)
 
 
 def summary_row(outcome: RunOutcome) -> dict[str, Any]:
@@ -88,17 +88,14 @@ def print_table(console: Console, rows: list[dict[str, Any]]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, soft_wrap=True)
-    patterns = args.paths or [DEFAULT_PATTERN]
-    paths, unmatched = expand_paths(patterns)
-    for pattern in unmatched:
-        console.print(f"[yellow]warning:[/] no trials file matches {escape(pattern)}")
+    paths = input_paths(args.paths, [DEFAULT_PATTERN], console)
     if not paths:
         raise InputError(
             "no trials files to evaluate (give paths, or run inside a pfgen-bench checkout)"
         )
     references = ReferenceData.load(resolve_data_dir(args.data))
     sources = [s for s in args.sources.split(",") if s] if args.sources else None
-    evaluator = Evaluator(references, sources, args.allow_partial, args.force)
+    evaluator = Evaluator(references, sources, args.allow_partial, args.force, args.legacy_sum)
 
     started = time.perf_counter()
     answers_done = 0

@@ -19,8 +19,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from pfgen_fast.common.cli_args import add_data_argument
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.pfgen.data import resolve_data_dir
+from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.generate import OpenAIBackend, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
 
@@ -107,7 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=5,
         help="retries of a failed request, with exponential backoff (default: 5)",
     )
-    parser.add_argument("--data", help="directory holding questions.jsonl (default: ./data)")
+    add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument("--out", default="result", help="results folder (default: result)")
 
 

@@ -8,23 +8,18 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from pfgen_fast.common.cli_args import add_data_argument, add_paths_argument, input_paths
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.files import expand_paths
+from pfgen_fast.pfgen.data import DATA_DEFAULT
 from pfgen_fast.pfgen.results import load_results
 
 DEFAULT_PATTERNS = ["result/**/result.json", "data/**/result.json"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="result.json files or glob patterns with ** (quote them); default: "
-        + " ".join(DEFAULT_PATTERNS),
-    )
+    add_paths_argument(parser, "result.json files", DEFAULT_PATTERNS)
     parser.add_argument("--out", type=Path, required=True, help="directory for the figures")
-    parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
+    add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument(
         "--no-stability",
         action="store_true",
@@ -36,10 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from pfgen_fast.pfgen import plots
 
     console = Console(stderr=True, soft_wrap=True)
-    paths, unmatched = expand_paths(args.paths or DEFAULT_PATTERNS)
-    for pattern in unmatched:
-        if args.paths:
-            console.print(f"[yellow]warning:[/] no result.json matches {escape(pattern)}")
+    paths = input_paths(args.paths, DEFAULT_PATTERNS, console)
     runs, errors = load_results(paths)
     for error in errors:
         console.print(f"[red]error:[/] {escape(error)}")

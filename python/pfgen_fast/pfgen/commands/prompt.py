@@ -6,13 +6,14 @@ import argparse
 import json
 import sys
 
+from pfgen_fast.common.cli_args import add_data_argument
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.pfgen.data import resolve_data_dir
+from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.prompts import MODES, build_task, load_examples, unescape_prefix
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", help="directory holding questions.jsonl (default: ./data)")
+    add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument("--mode", choices=MODES, required=True)
     parser.add_argument("--trial", type=int, required=True, help="trial number, from 1")
     parser.add_argument("--seed", default="", help="seed string of the run (default: empty)")

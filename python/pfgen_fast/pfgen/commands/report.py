@@ -8,9 +8,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from pfgen_fast.common.cli_args import add_data_argument, add_paths_argument, input_paths
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.files import expand_paths, write_atomically
-from pfgen_fast.pfgen.data import load_questions, resolve_data_dir
+from pfgen_fast.common.files import write_atomically
+from pfgen_fast.pfgen.data import DATA_DEFAULT, load_questions, resolve_data_dir
 from pfgen_fast.pfgen.leaderboard import (
     export_bytes,
     markdown_table,
@@ -26,14 +27,8 @@ FORMATS = ("csv", "parquet", "json")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="result.json files or glob patterns with ** (quote them); default: "
-        + " ".join(DEFAULT_PATTERNS),
-    )
-    parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
+    add_paths_argument(parser, "result.json files", DEFAULT_PATTERNS)
+    add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument(
         "--readme", type=Path, help="README.md whose leaderboard (between the markers) to replace"
     )
@@ -92,10 +87,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, soft_wrap=True)
     if (args.format is None) != (args.output is None):
         raise InputError("--format and --output go together")
-    paths, unmatched = expand_paths(args.paths or DEFAULT_PATTERNS)
-    for pattern in unmatched:
-        if args.paths:
-            console.print(f"[yellow]warning:[/] no result.json matches {escape(pattern)}")
+    paths = input_paths(args.paths, DEFAULT_PATTERNS, console)
     if not paths:
         raise InputError("no result.json files (give paths, or run inside a pfgen-bench checkout)")
     runs, errors = load_results(paths)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
-from rich.markup import escape
 
-from pfgen_fast.common.files import expand_paths
-from pfgen_fast.pfgen.data import resolve_data_dir
+from pfgen_fast.common.cli_args import add_data_argument, add_paths_argument, input_paths
+from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.scorer import ReferenceData
 from pfgen_fast.pfgen.stability import source_scores
 
@@ -17,21 +16,14 @@ DEFAULT_PATTERN = "result/**/result.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="result.json (or trials) files or glob patterns with **; the trials file beside "
-        f"each is scored; default: {DEFAULT_PATTERN}",
-    )
-    parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
+    what = "result.json (or trials) files, the trials file beside each scored,"
+    add_paths_argument(parser, what, [DEFAULT_PATTERN])
+    add_data_argument(parser, DATA_DEFAULT)
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, soft_wrap=True)
-    paths, unmatched = expand_paths(args.paths or [DEFAULT_PATTERN])
-    for pattern in unmatched:
-        console.print(f"[yellow]warning:[/] nothing matches {escape(pattern)}")
+    paths = input_paths(args.paths, [DEFAULT_PATTERN], console)
     references = ReferenceData.load(resolve_data_dir(args.data))
     result = source_scores(paths, references, console)
     for (a, b), r in result.pearson().items():

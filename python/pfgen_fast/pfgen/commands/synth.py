@@ -6,13 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from pfgen_fast.common.cli_args import add_data_argument
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.pfgen.construct.synth import synthetic_answers, write_candidates
-from pfgen_fast.pfgen.data import load_questions, resolve_data_dir
+from pfgen_fast.pfgen.data import DATA_DEFAULT, load_questions, resolve_data_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", help="directory of Qxx.json (default: ./data or the cache)")
+    add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument("--question", required=True, help="question id, e.g. Q02")
     parser.add_argument("--count", required=True, type=int, help="number of candidates")
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")

@@ -1,0 +1,55 @@
+"""The command-line arguments that commands share, each declared once with one help text: the
+benchmark's data directory, input paths (globs with `**`), worker threads and JSON output."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from pfgen_fast.common.cpus import usable_cpus
+from pfgen_fast.common.files import expand_paths
+
+
+def add_data_argument(parser: argparse.ArgumentParser, default: str) -> None:
+    """`--data DIR`; `default` says where the data is found without it."""
+    parser.add_argument(
+        "--data", metavar="DIR", help=f"the benchmark's data directory (default: {default})"
+    )
+
+
+def add_paths_argument(parser: argparse.ArgumentParser, what: str, defaults: Sequence[str]) -> None:
+    """`PATH ...`: files (`what`, e.g. "result.json files") or glob patterns, with defaults."""
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help=f"{what} or glob patterns with ** (quote them); default: {' '.join(defaults)}",
+    )
+
+
+def input_paths(patterns: list[str], defaults: Sequence[str], console: Console) -> list[Path]:
+    """The files the patterns name (the defaults when none is given); a warning on `console`
+    for each given pattern that matches nothing (a default that matches nothing is silent)."""
+    paths, unmatched = expand_paths(patterns or list(defaults))
+    if patterns:
+        for pattern in unmatched:
+            console.print(f"[yellow]warning:[/] nothing matches {escape(pattern)}")
+    return paths
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=usable_cpus(),
+        help="worker threads (default: the CPUs this process may use)",
+    )
+
+
+def add_json_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--json`: print `what` (e.g. "the summary") as JSON instead of a table."""
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
