@@ -123,8 +123,9 @@ def _parse_range(bounds: tuple[int, int]) -> list[str]:
 
 
 def parse_all(parse: Callable[[str], str], texts: list[str]) -> list[str]:
-    """`parse` of every text; large batches on every usable CPU through forked workers, which
-    inherit the dictionary already loaded here (Linux only; elsewhere in this process)."""
+    """`parse` of every text; large batches on every usable CPU: this process takes one share,
+    forked workers the others, inheriting the dictionary already loaded here (Linux only;
+    elsewhere all in this process)."""
     workers = min(usable_cpus(), len(texts) // TEXTS_PER_WORKER)
     if workers < 2 or not sys.platform.startswith("linux"):
         return [parse(text) for text in texts]
@@ -134,8 +135,10 @@ def parse_all(parse: Callable[[str], str], texts: list[str]) -> list[str]:
     bounds = [(start, min(start + step, len(texts))) for start in range(0, len(texts), step)]
     _pending = (parse, texts)
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_parse_range, bounds)
+        with multiprocessing.get_context("fork").Pool(workers - 1) as pool:
+            others = pool.map_async(_parse_range, bounds[1:])
+            first = _parse_range(bounds[0])
+            parts = [first, *others.get()]
     finally:
         _pending = None
     return [output for part in parts for output in part]
