@@ -52,7 +52,9 @@ def server() -> Any:
         yield url, behaviour
 
 
-def run_metric(name: str, url: str, refs: list[str], preds: list[str], docs: list[dict], **kw):
+def run_metric(
+    name: str, url: str, refs: list[str], preds: list[str], docs: list[dict[str, Any]], **kw: Any
+) -> tuple[list[Any], dict[str, Any]]:
     client = LLMClient(url, "judge-model", cache_path=None, max_retries=0)
     try:
         options = Options(judge=client, data_dir=EVALMM_DIR, **kw)
@@ -76,13 +78,12 @@ def test_llm_as_a_judge(server: Any) -> None:
     }
     asked = [body for _, body in behaviour.received]
     assert len(asked) == 5  # the empty prediction is not sent
-    first = asked[0]
-    assert first["temperature"] == 0.0 and first["seed"] == 0 and first["max_tokens"] == 1024
-    assert first["messages"][0] == {
-        "role": "system",
-        "content": system_message(METRICS / "llm_as_a_judge_scorer.py"),
-    }
-    assert "質問0" in first["messages"][1]["content"] and "正解" in first["messages"][1]["content"]
+    system = {"role": "system", "content": system_message(METRICS / "llm_as_a_judge_scorer.py")}
+    for body in asked:  # sent concurrently: in any order
+        assert body["temperature"] == 0.0 and body["seed"] == 0 and body["max_tokens"] == 1024
+        assert body["messages"][0] == system
+    first = next(body for body in asked if "Question: 質問0\n" in body["messages"][1]["content"])
+    assert "Answer: 正解\nPrediction: good" in first["messages"][1]["content"]
     scores, aggregate = run_metric(
         "llm-as-a-judge", url, ["正解"] * 6, preds, docs, judge_errors="zero"
     )

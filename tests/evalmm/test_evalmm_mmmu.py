@@ -28,7 +28,9 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def score(name: str, items: list[tuple[str, str, dict[str, Any]]], options: Options):
+def score(
+    name: str, items: list[tuple[str, str, dict[str, Any]]], options: Options
+) -> tuple[list[Any], dict[str, Any]]:
     scorer = get_scorer(name)
     batch = Batch([i[0] for i in items], [i[1] for i in items], [i[2] for i in items], options)
     scores = scorer.score(batch)

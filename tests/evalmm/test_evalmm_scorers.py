@@ -10,7 +10,9 @@ import pytest
 from pfgen_fast.evalmm.scorers import Batch, get_scorer
 
 
-def run(name: str, refs: list[Any], preds: list[str], docs: list[dict[str, Any]] | None = None):
+def run(
+    name: str, refs: list[Any], preds: list[str], docs: list[dict[str, Any]] | None = None
+) -> tuple[list[Any], dict[str, Any]]:
     scorer = get_scorer(name)
     batch = Batch(refs, preds, docs or [{} for _ in preds])
     scores = scorer.score(batch)

@@ -30,6 +30,7 @@ CORRECT = re.compile(r"correct\s*:\s*(yes|no)", re.IGNORECASE)
 HERON_CATEGORIES = ("conv", "detail", "complex")
 HERON_FAILED = {"score": -1, "score_gpt": -1}
 BOXED = "\\boxed{"
+Doc = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,9 @@ def first_digit_score(reply: str) -> int:
     return int(found.group()) if found else 0
 
 
-def score_llm_as_a_judge(refs: Sequence[str], preds: Sequence[str], docs: Any, options: Any):
+def score_llm_as_a_judge(
+    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Any
+) -> list[int | None]:
     """1-5 from the first digit of the reply; an empty prediction is 0 without a call."""
     prompt = judge_prompt(LLM_AS_A_JUDGE.file, LLM_AS_A_JUDGE.template, options.data_dir)
     asked = [i for i, pred in enumerate(preds) if pred != ""]
@@ -127,7 +130,9 @@ def parse_heron(reply: str) -> dict[str, int]:
     return dict(HERON_FAILED)
 
 
-def score_heron(refs: Sequence[str], preds: Sequence[str], docs: Any, options: Any):
+def score_heron(
+    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Any
+) -> list[dict[str, int] | None]:
     prompt = judge_prompt(HERON.file, HERON.template, options.data_dir)
     contents = [
         prompt.template.format(
@@ -161,7 +166,9 @@ def last_boxed(text: str) -> str:
     return found[-1] if found else text.strip()
 
 
-def score_board_vqa(refs: Sequence[str], preds: Sequence[str], docs: Any, options: Any):
+def score_board_vqa(
+    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Any
+) -> list[float | None]:
     prompt = judge_prompt(BOARD_VQA.file, BOARD_VQA.template, options.data_dir)
     extracted = [last_boxed(pred) for pred in preds]
     asked = [i for i, text in enumerate(extracted) if text != ""]
@@ -193,7 +200,7 @@ def mean_with_errors(key: str, scores: Sequence[Any]) -> dict[str, Any]:
     return {"overall_score": value, "details": details}
 
 
-def heron_aggregate(scores: Sequence[dict[str, int] | None], docs: Sequence[Any]) -> dict[str, Any]:
+def heron_aggregate(scores: Sequence[dict[str, int] | None], docs: Sequence[Doc]) -> dict[str, Any]:
     """Per category mean and 100·mean/max(0.01, mean of the reference's scores), -1 entries
     included; a category with no items or a mean of -1 is left out and counts 0 in
     `overall_rel`, the mean of the three relative scores."""
@@ -205,7 +212,8 @@ def heron_aggregate(scores: Sequence[dict[str, int] | None], docs: Sequence[Any]
         if not own or np.mean(own) == -1:
             continue
         metrics[category] = float(np.mean(own))
-        metrics[f"{category}_rel"] = float(100 * np.mean(own) / max(0.01, np.mean(gpt)))
+        gpt_mean = float(np.mean(gpt))
+        metrics[f"{category}_rel"] = float(100 * np.mean(own) / max(0.01, gpt_mean))
     metrics["parse_error_count"] = sum(s["score"] == -1 for s, _ in pairs)
     metrics["overall"] = sum(s["score"] for s, _ in pairs) / len(pairs) if pairs else 0.0
     relative = [metrics[f"{category}_rel"] for category in HERON_CATEGORIES]

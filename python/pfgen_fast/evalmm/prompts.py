@@ -30,12 +30,15 @@ def parse_module(path: Path) -> ast.Module:
 def module_constant(path: Path, name: str) -> object:
     """The literal value assigned to `name` at the top of the module."""
     for node in parse_module(path).body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets = [node.target]
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             try:
-                return ast.literal_eval(node.value)  # type: ignore[union-attr, arg-type]
+                return ast.literal_eval(value)
             except ValueError:
                 break
     raise DataError(f"{path}: no literal {name} found")
