@@ -11,6 +11,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from reference_sums import official_sum
+
 from pfgen_fast.pfgen.data import Question
 
 MAX_NGRAM = 10
@@ -163,14 +165,16 @@ class ReferenceScorer:
         truths = {k: truthfulness(answer, t.df, t.num_answers) for k, t in self.tables.items()}
         return fluencies, truths
 
-    def score_record(self, answer: str) -> dict[str, Any]:
-        """§6: the per-answer record, key order included."""
+    def score_record(self, answer: str, legacy_sum: bool = False) -> dict[str, Any]:
+        """§6: the per-answer record, key order included; the official `sum()` of Python >= 3.12,
+        or of Python <= 3.11 with `legacy_sum`."""
         num_sources = len(self.sources)
         raw_fluency, raw_truth = self.raw_scores(answer)
         fluencies = {k: round(v / num_sources, 6) for k, v in raw_fluency.items()}
         truths = {k: round(v / num_sources, 6) for k, v in raw_truth.items()}
         help_value, help_results = helpfulness(answer, self.question.keywords)
-        average = (sum(fluencies.values()) + sum(truths.values()) + help_value) / 3
+        total_fluency = official_sum(fluencies.values(), legacy_sum)
+        average = (total_fluency + official_sum(truths.values(), legacy_sum) + help_value) / 3
         return {
             "fluency": fluencies,
             "fluency_discount": 1.0,

@@ -38,10 +38,12 @@ def test_every_published_page_is_reproduced_byte_for_byte(bench: Path, data_dir:
     assert len(paths) == 68
     runs = [load_result(path) for path in paths]
     coverage = SampleCoverage(runs, load_questions(data_dir))
+    # Under one of the two `sum()`s; test_sum_modes.py names which reproduces which page.
     different = [
         str(run.path)
         for run in runs
-        if render_page(run, coverage).encode() != (run.path.parent / "README.md").read_bytes()
+        if (run.path.parent / "README.md").read_bytes()
+        not in (render_page(run, coverage).encode(), render_page(run, coverage, True).encode())
     ]
     assert different == []
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.pfgen.exactness import py_sum
 from pfgen_fast.pfgen.pages import ordered_sources
 from pfgen_fast.pfgen.results import RunResult
 
@@ -45,6 +46,7 @@ class Entry:
 
     rank: int | None
     run: RunResult
+    legacy_sum: bool = False
 
     @property
     def is_system(self) -> bool:
@@ -62,21 +64,23 @@ class Entry:
         return name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 3] + "..."
 
     def total(self, measure: str) -> float:
-        """Fluency or Truthfulness over all sources (added in display order, as published)."""
-        by_source = self.run.data["scores"][measure]
-        return sum(by_source[key] for key in ordered_sources(by_source))
+        """Fluency or Truthfulness over all sources, added in result.json key order with the
+        benchmark's `sum()` (see `pfgen_fast.pfgen.exactness`)."""
+        return py_sum(list(self.run.data["scores"][measure].values()), self.legacy_sum)
 
 
-def rank_runs(runs: Sequence[RunResult]) -> list[Entry]:
-    """Best score first (ties keep the given order); system rows take no rank."""
+def rank_runs(runs: Sequence[RunResult], legacy_sum: bool = False) -> list[Entry]:
+    """Best score first, equal scores in the order of their result.json paths as strings (as
+    the benchmark sorts them); system rows take no rank."""
     entries = []
     rank = 0
-    for run in sorted(runs, key=lambda r: -r.data["score"]):
+    by_path = sorted(runs, key=lambda r: str(r.path))
+    for run in sorted(by_path, key=lambda r: -r.data["score"]):
         if run.mode == "system":
-            entries.append(Entry(None, run))
+            entries.append(Entry(None, run, legacy_sum))
         else:
             rank += 1
-            entries.append(Entry(rank, run))
+            entries.append(Entry(rank, run, legacy_sum))
     return entries
 
 

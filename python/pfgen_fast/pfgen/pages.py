@@ -22,6 +22,7 @@ from pfgen_fast import _core
 from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.pfgen.data import Question
+from pfgen_fast.pfgen.exactness import py_sum
 from pfgen_fast.pfgen.results import ResultChecker, RunResult
 
 # Display names of the reference sources, in the order the pages list them.
@@ -93,20 +94,19 @@ def format_sources(by_source: Mapping[str, float], named: bool) -> str:
     return sources_format(tuple(by_source), named).format(*by_source.values())
 
 
-def source_breakdown(by_source: Mapping[str, float], sum_order: list[str]) -> str:
-    """`0.775 (PFN:0.3192+Titech:0.1994)`: the sum, then each source. The order of the sum
-    decides the last digit now and then: the pages add a question's sources in file order
-    and the overall ones in display order."""
-    total = sum(by_source[key] for key in sum_order)
+def source_breakdown(by_source: Mapping[str, float], legacy_sum: bool) -> str:
+    """`0.775 (PFN:0.3192+Titech:0.1994)`: the sum, then each source. The benchmark adds the
+    values in their result.json key order with its `sum()` (see `pfgen_fast.pfgen.exactness`),
+    which decides the last digit now and then."""
+    total = py_sum(list(by_source.values()), legacy_sum)
     return f"{total:.3f} ({format_sources(by_source, named=True)})"
 
 
-def score_lines(scores: Mapping[str, Any], overall: bool) -> list[str]:
+def score_lines(scores: Mapping[str, Any], legacy_sum: bool) -> list[str]:
     lines = []
     for measure in ("fluency", "truthfulness"):
-        by_source = scores[measure]
-        order = ordered_sources(by_source) if overall else list(by_source)
-        lines.append(f"  - {measure.capitalize()}: {source_breakdown(by_source, order)}")
+        breakdown = source_breakdown(scores[measure], legacy_sum)
+        lines.append(f"  - {measure.capitalize()}: {breakdown}")
     return [*lines, f"  - Helpfulness: {scores['helpfulness']:.3f}"]
 
 
@@ -234,18 +234,19 @@ def marked_texts(
     return mark_texts(texts, np.frombuffer(kinds, dtype=np.int8))
 
 
-def render_page(run: RunResult, coverage: SampleCoverage) -> str:
-    """The README.md of a run; `coverage` holds the kinds of its samples' characters.
-    The samples are checked only when they fail to render (checking all costs as much as
-    rendering); the error then names the field."""
+def render_page(run: RunResult, coverage: SampleCoverage, legacy_sum: bool = False) -> str:
+    """The README.md of a run; `coverage` holds the kinds of its samples' characters;
+    `legacy_sum`: the totals added as on Python <= 3.11. The samples are checked only when
+    they fail to render (checking all costs as much as rendering); the error then names the
+    field."""
     try:
-        return _render_page(run, coverage)
+        return _render_page(run, coverage, legacy_sum)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         ResultChecker(run.path).check(run.data)
         raise InputError(f"{run.path}: cannot render the page: {error!r}") from None
 
 
-def _render_page(run: RunResult, coverage: SampleCoverage) -> str:
+def _render_page(run: RunResult, coverage: SampleCoverage, legacy_sum: bool) -> str:
     data = run.data
     questions: dict[str, Any] = data["questions"]
     missing = sorted(set(questions) - set(coverage.num_references))
@@ -267,7 +268,7 @@ def _render_page(run: RunResult, coverage: SampleCoverage) -> str:
         "",
         f"- Score: {data['scores']['average']:.3f} "
         f"(±{data['score_std']:.4f}/√{data['num_trials']})",
-        *score_lines(data["scores"], overall=True),
+        *score_lines(data["scores"], legacy_sum),
         "## Questions",
         "",
         "| Question | Score | Length |",
@@ -287,7 +288,7 @@ def _render_page(run: RunResult, coverage: SampleCoverage) -> str:
             f'## <a name="{qid}"></a>{qid}. {question["question"]}',
             "",
             f"- Score: {question['scores']['average']:.3f} (±{question['score_std']})",
-            *score_lines(question["scores"], overall=False),
+            *score_lines(question["scores"], legacy_sum),
             f"- Length: {question['length']:.1f} (±{question['length_std']})",
             "",
             "<dl>",

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.pfgen.exactness import py_sum
 from pfgen_fast.pfgen.results import RunResult
 
 # How each kind of run is drawn: label, marker, colour.
@@ -51,12 +52,12 @@ def kind_of(mode: str) -> str:
     return mode if mode in ("completion", "system") else "chat"
 
 
-def run_point(run: RunResult) -> RunPoint:
+def run_point(run: RunResult, legacy_sum: bool = False) -> RunPoint:
     scores = run.data["scores"]
     return RunPoint(
         kind_of(run.mode),
-        sum(scores["fluency"].values()),
-        sum(scores["truthfulness"].values()),
+        py_sum(list(scores["fluency"].values()), legacy_sum),
+        py_sum(list(scores["truthfulness"].values()), legacy_sum),
         scores["helpfulness"],
         run.data["score"],
         run.data["length"],

@@ -4,7 +4,6 @@ read back and checked for the pages, the leaderboard and the figures."""
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ import numpy as np
 import orjson
 
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.pfgen.exactness import mean, mean_std
 
 if TYPE_CHECKING:
     from pfgen_fast.pfgen.scorer import ScoreArrays
@@ -33,22 +33,6 @@ class ScoredQuestion:
     sample_records: dict[int, dict[str, Any]]
 
 
-def mean(values: np.ndarray) -> float:
-    """`np.mean` of a 1-D float array, bit for bit (the same sum), without its overhead."""
-    return float(np.add.reduce(values) / len(values))
-
-
-def mean_std(values: Any, digits: int) -> tuple[float, float]:
-    """(mean, population standard deviation), each rounded with Python's round: numpy's mean
-    and std step by step (the same sums, bit for bit), without their per-call overhead, which
-    is most of the time of a result with 50 questions of a few answers."""
-    array = np.asarray(values, dtype=np.float64)
-    average = mean(array)
-    deviations = array - average
-    std = math.sqrt(mean(deviations * deviations))
-    return round(average, digits), round(std, digits)
-
-
 def sample_indices(averages: np.ndarray) -> list[int]:
     """File-order indices of the answers shown as samples: ranks 0, .25, .5, .75, 1 of the
     answers sorted by average, best first (stable), without repeats."""
@@ -61,23 +45,21 @@ def sample_indices(averages: np.ndarray) -> list[int]:
     return picked
 
 
-def column_means(values: np.ndarray) -> list[float]:
-    """`np.mean` of each column, bit for bit: each column is made contiguous first, so that
-    numpy sums it pairwise as it does a single column."""
-    return np.ascontiguousarray(values.T).mean(axis=1).tolist()
-
-
-def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
+def question_summary(scored: ScoredQuestion, legacy_sum: bool = False) -> dict[str, Any]:
+    # The benchmark takes a question's means over its answers sorted by average, best first
+    # (stable), which orders the additions.
     arrays = scored.scores
-    score, score_std = mean_std(arrays.average, 4)
-    length, length_std = mean_std(arrays.lengths, 1)
+    order = np.argsort(-arrays.average, kind="stable")
+    averages = arrays.average[order]
+    score, score_std = mean_std(averages, 4, legacy_sum)
+    length, length_std = mean_std(arrays.lengths[order], 1, legacy_sum)
     samples = []
     for index, record in scored.sample_records.items():
         sample = {k: v for k, v in scored.answers[index].items() if k not in ("question", "scores")}
         sample["scores"] = record
         samples.append(sample)
-    fluency = column_means(arrays.fluency)
-    truthfulness = column_means(arrays.truthfulness)
+    fluency = [mean(column, legacy_sum) for column in arrays.fluency[order].T]
+    truthfulness = [mean(column, legacy_sum) for column in arrays.truthfulness[order].T]
     return {
         "question": scored.question,
         "score": score,
@@ -89,8 +71,8 @@ def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
             "truthfulness": {
                 k: round(v, 5) for k, v in zip(arrays.sources, truthfulness, strict=True)
             },
-            "helpfulness": round(mean(arrays.helpfulness), 5),
-            "average": round(mean(arrays.average), 5),
+            "helpfulness": round(mean(arrays.helpfulness[order], legacy_sum), 5),
+            "average": round(mean(averages, legacy_sum), 5),
         },
         "samples": samples,
     }
@@ -101,16 +83,20 @@ def build_result(
     input_hash: str,
     metadata_hash: str,
     config: dict[str, Any] | None,
+    legacy_sum: bool = False,
+    sources: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The result.json object; `scored` is keyed by question id."""
+    """The result.json object; `scored` is keyed by question id. `sources`: the reference
+    sources chosen (`eval --sources`), recorded when given."""
     question_ids = sorted(scored)
-    questions = {qid: question_summary(scored[qid]) for qid in question_ids}
+    questions = {qid: question_summary(scored[qid], legacy_sum) for qid in question_ids}
     num_trials = min(len(scored[qid].answers) for qid in question_ids)
     # Row t: the t-th answer's average of every question; its mean is trial t's score.
     by_trial = np.stack([scored[qid].scores.average[:num_trials] for qid in question_ids], axis=1)
-    score, score_std = mean_std(by_trial.mean(axis=1), 4)
+    trial_scores = [mean(row, legacy_sum) for row in by_trial.tolist()]
+    score, score_std = mean_std(trial_scores, 4, legacy_sum)
     length, length_std = mean_std(
-        np.concatenate([scored[qid].scores.lengths for qid in question_ids]), 1
+        np.concatenate([scored[qid].scores.lengths for qid in question_ids]), 1, legacy_sum
     )
     # Accumulated question by question, rounding at every step, as the benchmark does.
     overall: dict[str, Any] = {"fluency": {}, "truthfulness": {}, "helpfulness": 0, "average": 0}
@@ -123,6 +109,8 @@ def build_result(
         for measure in ("helpfulness", "average"):
             overall[measure] = round(overall[measure] + summary[measure] / count, 5)
     result: dict[str, Any] = {"input_hash": input_hash, "metadata_hash": metadata_hash}
+    if sources is not None:
+        result["sources"] = sources
     if config is not None:
         result["config"] = config
     result.update(

@@ -120,18 +120,23 @@ class QuestionScorer:
                     ends[row, column] = match.end()
         return ends
 
-    def _score(self, answers: list[str], with_results: bool, with_json: bool) -> _core.Scores:
+    def _score(
+        self, answers: list[str], with_results: bool, with_json: bool, legacy_sum: bool
+    ) -> _core.Scores:
         try:
             return self._core.score(
-                answers, self._regex_match_ends(answers), with_results, with_json
+                answers, self._regex_match_ends(answers), with_results, with_json, legacy_sum
             )
         except ValueError as error:  # text the core cannot take, e.g. a lone surrogate
             raise InputError(str(error)) from None
 
-    def score_arrays(self, answers: Sequence[str], with_json: bool = False) -> ScoreArrays:
+    def score_arrays(
+        self, answers: Sequence[str], with_json: bool = False, legacy_sum: bool = False
+    ) -> ScoreArrays:
         """Scores as numpy arrays, without building a record per answer; with `with_json`,
-        also each record as JSON text (`json.dumps(record, ensure_ascii=False)` layout)."""
-        scores = self._score(list(answers), False, with_json)
+        also each record as JSON text (`json.dumps(record, ensure_ascii=False)` layout).
+        `legacy_sum`: the average's sums as on Python <= 3.11 (`pfgen_fast.pfgen.exactness`)."""
+        scores = self._score(list(answers), False, with_json, legacy_sum)
         return ScoreArrays(
             self.sources,
             scores.fluency,
@@ -142,9 +147,9 @@ class QuestionScorer:
             scores.records_json,
         )
 
-    def score(self, answers: Sequence[str]) -> list[dict[str, Any]]:
+    def score(self, answers: Sequence[str], legacy_sum: bool = False) -> list[dict[str, Any]]:
         """The per-answer records of the benchmark (spec §6), key order included."""
-        scores = self._score(list(answers), True, False)
+        scores = self._score(list(answers), True, False, legacy_sum)
         assert scores.helpfulness_results is not None
         sources = self.sources
         return [
@@ -166,17 +171,19 @@ class QuestionScorer:
             )
         ]
 
-    def score_json(self, answers: Sequence[str]) -> list[bytes]:
+    def score_json(self, answers: Sequence[str], legacy_sum: bool = False) -> list[bytes]:
         """The per-answer records as JSON text (no dict is built per answer)."""
-        records = self.score_arrays(answers, with_json=True).records_json
+        records = self.score_arrays(answers, True, legacy_sum).records_json
         assert records is not None
         return records
 
-    def score_lines(self, lines: _core.AnswerLines, question: int) -> None:
+    def score_lines(
+        self, lines: _core.AnswerLines, question: int, legacy_sum: bool = False
+    ) -> None:
         """Scores the answers of the lines of `lines.questions[question]` (no object per
         answer); `lines.write` writes them back with their records."""
         external = self._regex_match_ends(lines.answers(question)) if self._regexes else None
-        self._core.score_lines(lines, question, external)
+        self._core.score_lines(lines, question, external, legacy_sum)
 
     @property
     def baselines(self) -> dict[str, float]:

@@ -10,8 +10,6 @@ benchmark's (mean over trials of the mean over questions) over those questions.
 from __future__ import annotations
 
 import itertools
-import json
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +20,15 @@ from rich.markup import escape
 
 from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.pfgen.exactness import mean
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
-from pfgen_fast.pfgen.trials import TRIALS_NAMES, read_trials, unknown_question
+from pfgen_fast.pfgen.trials import (
+    TRIALS_NAMES,
+    read_config,
+    read_raw,
+    read_trials,
+    records_by_question,
+)
 
 STABILITY_SOURCES = ("P", "S", "T")
 
@@ -60,30 +65,21 @@ def read_run(path: Path, references: ReferenceData) -> RunAnswers:
     trials_path = path if path.name in TRIALS_NAMES else trials_file(path.parent)
     if trials_path is None:
         raise InputError(f"{path.parent}: no trials.jsonl.xz or trials.jsonl beside {path.name}")
-    try:
-        raw = trials_path.read_bytes()
-    except OSError as error:
-        raise InputError(f"{trials_path}: cannot read: {error.strerror}") from None
-    trials = read_trials(trials_path, raw)
-    answers: dict[str, list[str]] = defaultdict(list)
-    for line, record in zip(trials.line_numbers, trials.records, strict=True):
-        try:
-            question = references.by_text(record["question"])
-        except KeyError:
-            raise unknown_question(f"{trials_path}:{line}", record["question"]) from None
-        answers[question.question_id].append(record["answer"])
+    trials = read_trials(trials_path, read_raw(trials_path))
+    answers = {
+        question_id: [record["answer"] for record in records]
+        for question_id, records in records_by_question(trials, references).items()
+    }
     missing = sorted(set(references.questions) - set(answers))
     if missing:
         raise InputError(f"{trials_path}: no answers to {', '.join(missing)}")
-    config_path = trials_path.parent / "config.json"
-    mode = ""
-    if config_path.is_file():
-        # Only for telling completion runs from chat runs in the figures.
-        try:
-            mode = str(json.loads(config_path.read_bytes()).get("mode", ""))
-        except (OSError, ValueError, AttributeError):
-            mode = ""
-    return RunAnswers(trials_path, mode, dict(answers))
+    # The mode only tells completion runs from chat runs in the figures: an unreadable
+    # config.json leaves it empty.
+    try:
+        config = read_config(trials_path.parent / "config.json") or {}
+    except PfgenError:
+        config = {}
+    return RunAnswers(trials_path, str(config.get("mode", "")), answers)
 
 
 def single_source_scorers(
@@ -96,14 +92,16 @@ def single_source_scorers(
     return {source: build_scorers(questions, [source]) for source in sources}
 
 
-def run_scores(runs: list[RunAnswers], scorers: dict[str, QuestionScorer]) -> np.ndarray:
-    """The benchmark's run score (mean over trials of the mean over questions) of each run,
-    each question's answers of all runs scored in one batch."""
+def run_scores(
+    runs: list[RunAnswers], scorers: dict[str, QuestionScorer], legacy_sum: bool = False
+) -> np.ndarray:
+    """The benchmark's run score (mean over trials of the mean over questions, with its
+    `sum()`) of each run, each question's answers of all runs scored in one batch."""
     question_ids = sorted(scorers)
 
     def averages(question_id: str) -> np.ndarray:
         texts = [text for run in runs for text in run.answers[question_id]]
-        return scorers[question_id].score_arrays(texts).average
+        return scorers[question_id].score_arrays(texts, legacy_sum=legacy_sum).average
 
     with ThreadPoolExecutor(max_workers=usable_cpus()) as pool:
         by_question = dict(zip(question_ids, pool.map(averages, question_ids), strict=True))
@@ -116,11 +114,13 @@ def run_scores(runs: list[RunAnswers], scorers: dict[str, QuestionScorer]) -> np
             start = offsets[question_id]
             table[:, column] = by_question[question_id][start : start + num_trials]
             offsets[question_id] = start + len(run.answers[question_id])
-        scores[index] = table.mean(axis=1).mean()
+        scores[index] = mean([mean(row, legacy_sum) for row in table.tolist()], legacy_sum)
     return scores
 
 
-def source_scores(paths: list[Path], references: ReferenceData, console: Console) -> SourceScores:
+def source_scores(
+    paths: list[Path], references: ReferenceData, console: Console, legacy_sum: bool = False
+) -> SourceScores:
     """Reads every run (reporting those that cannot be read) and scores it per source."""
     runs = []
     for path in paths:
@@ -131,4 +131,6 @@ def source_scores(paths: list[Path], references: ReferenceData, console: Console
     if len(runs) < 2:
         raise InputError("source stability needs at least two runs with trials files")
     scorers = single_source_scorers(references, STABILITY_SOURCES)
-    return SourceScores(runs, {s: run_scores(runs, scorers[s]) for s in STABILITY_SOURCES})
+    return SourceScores(
+        runs, {s: run_scores(runs, scorers[s], legacy_sum) for s in STABILITY_SOURCES}
+    )

@@ -11,6 +11,7 @@ from rich.markup import escape
 from pfgen_fast.common.cli_args import add_data_argument, add_paths_argument, input_paths
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.pfgen.data import DATA_DEFAULT
+from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.results import load_results
 
 DEFAULT_PATTERNS = ["result/**/result.json", "data/**/result.json"]
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip Fig. 4-6 (they score every run's trials three more times)",
     )
+    add_legacy_sum_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"{args.out}: cannot create: {error.strerror}") from None
-    points = [plots.run_point(run) for run in runs]
+    points = [plots.run_point(run, args.legacy_sum) for run in runs]
     written = plots.measure_figures(points, args.out) + plots.length_figure(points, args.out)
     if not args.no_stability:
         from pfgen_fast.pfgen.data import resolve_data_dir
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
         references = ReferenceData.load(resolve_data_dir(args.data))
         scored_runs = [run.path for run in runs if run.mode != "system"]
-        result = source_scores(scored_runs, references, console)
+        result = source_scores(scored_runs, references, console, args.legacy_sum)
         kinds = [plots.kind_of(run.mode) for run in result.runs]
         written += plots.stability_figures(kinds, result.scores, args.out)
         for (a, b), r in result.pearson().items():

@@ -12,6 +12,7 @@ from pfgen_fast.common.cli_args import add_data_argument, add_paths_argument, in
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.pfgen.data import DATA_DEFAULT, load_questions, resolve_data_dir
+from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.leaderboard import (
     export_bytes,
     markdown_table,
@@ -35,10 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, help="export the leaderboard (with --output)")
     parser.add_argument("--output", type=Path, help="file to export the leaderboard to")
     parser.add_argument("--force", action="store_true", help="rewrite pages already current")
+    add_legacy_sum_argument(parser)
 
 
-def write_pages(runs: list[RunResult], data_arg: str | None, force: bool, console: Console) -> int:
+def write_pages(runs: list[RunResult], args: argparse.Namespace, console: Console) -> int:
     """Writes the README.md of every run whose page is not current; returns the failures."""
+    data_arg, force = args.data, args.force
     stale = [r for r in runs if force or not page_is_current(r.path.parent / "README.md", r.sha1)]
     if not stale:
         console.print(f"{len(runs)} page(s) already current")
@@ -49,7 +52,7 @@ def write_pages(runs: list[RunResult], data_arg: str | None, force: bool, consol
     for run in stale:
         readme = run.path.parent / "README.md"
         try:
-            page = render_page(run, coverage)
+            page = render_page(run, coverage, args.legacy_sum)
             write_atomically(readme, page.encode())
         except PfgenError as error:
             console.print(f"[red]error:[/] {escape(str(error))}")
@@ -69,12 +72,12 @@ def write_export(output: Path, data: bytes) -> None:
         raise InputError(f"{output}: cannot write: {error.strerror}") from None
 
 
-def update_readme(readme: Path, runs: list[RunResult]) -> None:
+def update_readme(readme: Path, runs: list[RunResult], legacy_sum: bool) -> None:
     try:
         text = readme.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"{readme}: cannot read: {error}") from None
-    table = markdown_table(rank_runs(runs), readme.parent)
+    table = markdown_table(rank_runs(runs, legacy_sum), readme.parent)
     updated = replace_table(text, table, readme)
     if updated != text:
         try:
@@ -95,10 +98,10 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[red]error:[/] {escape(error)}")
     failures = len(errors)
     if runs:
-        failures += write_pages(runs, args.data, args.force, console)
+        failures += write_pages(runs, args, console)
         if args.readme is not None:
-            update_readme(args.readme, runs)
-        entries = rank_runs(runs)
+            update_readme(args.readme, runs, args.legacy_sum)
+        entries = rank_runs(runs, args.legacy_sum)
         if args.output is not None:
             write_export(args.output, export_bytes(entries, args.format))
         Console().print(rich_table(entries))
