@@ -9,8 +9,8 @@ Texts: synthetic Japanese sentences (every text distinct, 20-200 characters). Fo
   fresh subprocesses pinned (taskset) to 1 and to 2 CPUs, best of ROUNDS on fresh texts; also
   the core alone on texts already tokenised;
 * straightforward (best of ROUNDS on fresh texts): one pair at a time, in process — ROUGE-L:
-  fugashi tokens through
-  rouge-score's `RougeScorer(["rougeL"])`; BLEU: sacrebleu's `sentence_bleu` (ja-mecab);
+  the spec's tokenizer written plainly (fugashi) through rouge-score's
+  `RougeScorer(["rougeL"])`; BLEU: sacrebleu's `sentence_bleu` (ja-mecab);
 * ROUGE-L only, llm-jp-eval-mm's way (spec §2, written here from that description): a
   spawn-context process pool per call with one job per item, each job building a Tagger, a
   `RougeScorer` with rouge1/rouge2/rougeL and a 1000-sample `BootstrapAggregator`; on `--sample`
@@ -25,9 +25,11 @@ import json
 import multiprocessing
 import os
 import random
+import re
 import subprocess
 import sys
 import time
+import unicodedata
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -93,18 +95,34 @@ def core_only(metric: str, refs: list[str], preds: list[str]) -> float:
     return best_time(lambda: function(ids, offsets, left, right), rounds=5)
 
 
+class SpecTokenizer:
+    """The spec's ROUGE-L tokenizer written plainly (fugashi's default Tagger, emoji dropped
+    one code point at a time with `emoji.is_emoji`, the ranges, NFKC, whitespace collapsed)."""
+
+    RANGES = re.compile(
+        "[\U0001f600-\U0001f64f\U0001f300-\U0001f5ff\U0001f680-\U0001f6ff"
+        "\U0001f1e0-\U0001f1ff\u2702-\u27b0]"
+    )
+
+    def __init__(self) -> None:
+        import emoji
+        import fugashi
+
+        self.tagger = fugashi.Tagger("-Owakati")
+        self.is_emoji = emoji.is_emoji
+
+    def tokenize(self, text: str) -> list[str]:
+        text = "".join(c for c in text if not self.is_emoji(c))
+        text = unicodedata.normalize("NFKC", self.RANGES.sub("", text))
+        return self.tagger.parse(" ".join(text.split())).split()
+
+
 def straightforward(metric: str, refs: list[str], preds: list[str]) -> list[float]:
     """One pair at a time with the libraries llm-jp-eval-mm calls (fresh texts: no caches)."""
     if metric == "rougel":
         from rouge_score import rouge_scorer
 
-        from pfgen_fast.evalmm.tokenize import rouge_tokens
-
-        class Tokenizer:
-            def tokenize(self, text: str) -> list[str]:
-                return rouge_tokens(text)
-
-        scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Tokenizer())
+        scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=SpecTokenizer())
         pairs = zip(refs, preds, strict=True)
         return [scorer.score(r, p)["rougeL"].fmeasure * 100 for r, p in pairs]
     from sacrebleu import BLEU
@@ -114,19 +132,11 @@ def straightforward(metric: str, refs: list[str], preds: list[str]) -> list[floa
 
 
 def original_item(ref: str, pred: str) -> float:
-    """One job of llm-jp-eval-mm's ROUGE-L (spec §2), in a spawned worker."""
-    import fugashi
+    """One job of llm-jp-eval-mm's ROUGE-L (spec §2), in a spawned worker: a new tokenizer, a
+    new scorer of three ROUGE types and a bootstrap of the one item."""
     from rouge_score import rouge_scorer, scoring
 
-    from pfgen_fast.evalmm.tokenize import rouge_normalize
-
-    tagger = fugashi.Tagger("-Owakati")
-
-    class Tokenizer:
-        def tokenize(self, text: str) -> list[str]:
-            return tagger.parse(rouge_normalize(text, use_neologdn=False)).split()
-
-    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], tokenizer=Tokenizer())
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], tokenizer=SpecTokenizer())
     aggregator = scoring.BootstrapAggregator()
     aggregator.add_scores(scorer.score(ref, pred))
     return aggregator.aggregate()["rougeL"].mid.fmeasure * 100
