@@ -122,3 +122,131 @@ def handwriting(ref: str, pred: str) -> float:
     if not r:
         return 1.0 if not p else 0.0
     return max(0.0, 1 - edit_distance(r, p) / len(r))
+
+
+NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
+    "ninety hundred thousand million billion"
+).split()
+NUMBER_VALUES = list(range(21)) + [30, 40, 50, 60, 70, 80, 90, 100, 1000, 10**6, 10**9]
+
+
+def numbers_as_digits(text: str) -> str:
+    text = text.lower()
+    for word, value in zip(NUMBER_WORDS, NUMBER_VALUES, strict=True):
+        text = re.sub(r"\b" + word + r"\b", str(value), text)
+    return text
+
+
+def substring_match(ref: str | list[str], pred: str) -> int:
+    """Spec §2 substring-match."""
+    refs = ref if isinstance(ref, list) else [ref]
+    prediction = numbers_as_digits(pred.lower())
+    return int(any(numbers_as_digits(r) in prediction for r in refs))
+
+
+def jdocqa_exact(ref: str, pred: str) -> int:
+    def norm(text: str) -> str:
+        text = text.replace("です", "").replace("。", "").replace("、", "").replace(" ", "")
+        return unicodedata.normalize("NFKC", text.strip())
+
+    return 1 if norm(ref) in norm(pred) else 0
+
+
+def ai2d(ref: str, pred: str) -> int:
+    p = pred.strip().rstrip(".").upper()
+    return int(p in ("A", "B", "C", "D") and p == ref.strip().rstrip(".").upper())
+
+
+def blink(ref: str, pred: str) -> int:
+    def letter(text: str) -> str:
+        text = text.strip().rstrip(".")
+        if len(text) >= 2 and text[0] == "(" and text[-1] == ")":
+            text = text[1:-1]
+        return text.strip().upper()
+
+    p = letter(pred)
+    return int(p in ("A", "B", "C", "D") and p == letter(ref))
+
+
+def judge_digit(reply: str) -> int:
+    """Spec §2 llm-as-a-judge: the first (Unicode) digit, else 0."""
+    for c in reply:
+        if re.fullmatch(r"\d", c):
+            return int(c)
+    return 0
+
+
+def boxed(text: str) -> str:
+    """Spec §2 board-vqa: the last complete \\boxed{...} content (nested braces), else the
+    stripped text."""
+    contents, i = [], 0
+    while True:
+        start = text.find("\\boxed{", i)
+        if start < 0:
+            break
+        depth, j = 1, start + 7
+        while j < len(text) and depth:
+            depth += 1 if text[j] == "{" else -1 if text[j] == "}" else 0
+            j += 1
+        if depth == 0:
+            contents.append(text[start + 7 : j - 1].strip())
+        i = j
+    return contents[-1] if contents else text.strip()
+
+
+def heron(reply: str) -> dict[str, int]:
+    """Spec §2 heron parse_score."""
+    import json
+
+    blocks = re.findall(r"```json(.*?)```", reply, re.DOTALL) or re.findall(
+        r"\{.*?\}", reply, re.DOTALL
+    )
+    for block in blocks:
+        for text in (block.strip(), re.sub(r"[\x00-\x1F\x7F]", "", block.strip())):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict) and "score" in value and "score_gpt" in value:
+                try:
+                    return {"score": int(value["score"]), "score_gpt": int(value["score_gpt"])}
+                except (TypeError, ValueError, OverflowError):
+                    pass
+            break
+    return {"score": -1, "score_gpt": -1}
+
+
+def multiple_choice(response: str, options: list[str]) -> str | None:
+    """Spec §2 parse_multi_choice_response (no random choice)."""
+    for mark in [",", ".", "!", "?", ";", ":", "'", "、", "。", "！", "？", "；", "："]:
+        response = response.strip(mark)
+    response = " " + response + " "
+    letters = [chr(65 + i) for i in range(len(options))]
+    jp = "[\u3040-\u30ff\u4e00-\u9fff]"
+    for make in (
+        lambda x: "(" + x + ")",
+        lambda x: x + " ",
+        None,
+        lambda x: x + ".",
+    ):
+        best, best_at = None, -1
+        for x in letters:
+            if make is None:
+                spots = [m.start() for m in re.finditer(f"(?<={jp}){x}(?={jp})", response)]
+                at = spots[-1] if spots else -1
+            else:
+                at = response.rfind(make(x))
+            if at > best_at:
+                best, best_at = x, at
+        if best is not None:
+            return best
+    if len(response.split()) > 5:
+        best, best_at = None, -1
+        for x, option in zip(letters, options, strict=True):
+            at = response.lower().rfind(option.lower())
+            if at > best_at:
+                best, best_at = x, at
+        return best
+    return None
