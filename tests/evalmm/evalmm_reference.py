@@ -250,3 +250,52 @@ def multiple_choice(response: str, options: list[str]) -> str | None:
                 best, best_at = x, at
         return best
     return None
+
+
+def open_correct(answer: str, response: str, indicators: list[str], japanese: bool) -> bool:
+    """Spec §2 parse_open_response + eval_open with a fresh indicator list (the MMMU path, or
+    JMMMU with --fix-quirks): `indicators` is extended by "＝" and "=" for the last sentence."""
+    indicators = list(indicators)
+    response = response.strip().strip("。")
+    sentences = re.split(r"[。！？.]\s*|\n", response)
+    keys = []
+    for index, sentence in enumerate(sentences):
+        if index == len(sentences) - 1:
+            indicators += ["＝", "="]
+        tails = [sentence.split(i)[-1].strip() for i in indicators if i in sentence]
+        shortest = None
+        for tail in tails:
+            if not shortest or len(tail) < len(shortest):
+                shortest = tail
+        punctuation = [",", ".", "!", "?", ";", ":", "'", "、", "。", "！", "？", "；", "："]
+        if shortest and shortest.strip() not in punctuation:
+            keys.append(shortest)
+    if not keys:
+        keys = [response]
+    found = list(keys)
+    for key in keys:
+        found += re.findall(r"-?\b\d{1,3}(?:,\d{3})+\b", key)
+        found += re.findall(r"-?\d+(?:\.\d+)?[eE][+-]?\d+", key)
+        if japanese:
+            found += re.findall(r"-?(?:\d+\.\d+|\.\d+|\d+)(?![eE][+-]?\d+)(?![,\d])", key)
+            found += re.findall(r"(\d+)(?:つ|個|度|円|人|年|匹|台|%)", key)
+        else:
+            found += re.findall(r"-?(?:\d+\.\d+|\.\d+|\d+\b)(?![eE][+-]?\d+)(?![,\d])", key)
+
+    def normalized(text: str) -> list[object]:
+        text = text.strip()
+        try:
+            return [round(float(text.replace(",", "")), 2)]
+        except ValueError:
+            text = text.lower()
+            return [" " + text, text + " "] if len(text) == 1 else [text]
+
+    candidates = [n for text in found for n in normalized(text)]
+    golds = normalized(answer)
+    for candidate in candidates:
+        if isinstance(candidate, str):
+            if any(isinstance(g, str) and g in candidate for g in golds):
+                return True
+        elif candidate in golds:
+            return True
+    return False

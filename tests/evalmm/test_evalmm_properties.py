@@ -55,3 +55,28 @@ def test_judge_reply_parsers(reply: str) -> None:
 @given(texts, st.lists(st.sampled_from(["猫", "犬です", "one", "A b"]), min_size=2, max_size=4))
 def test_multiple_choice(response: str, options: list[str]) -> None:
     assert parse_choice(response, options) == reference.multiple_choice(response, options)
+
+
+OPEN_PIECES = [
+    "答えは", "よって", "so ", "is ", "=", "＝", "。", "！", ".", " ", "\n", "1,000", "3.14",
+    "2e3", "5つ", "10", "-7", "赤", "a", "Paris", "円", "%", "：", "nan", "inf",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(OPEN_PIECES), max_size=12).map("".join),
+    st.sampled_from(["10", "1000", "3.14", "赤", "a", "paris", "5", "-7", "2000"]),
+    st.booleans(),
+)
+def test_open_answers_with_a_fresh_list(response: str, answer: str, japanese: bool) -> None:
+    from pfgen_fast.evalmm.choice_parsing import (
+        ENGLISH_INDICATORS,
+        OpenAnswerParser,
+        open_answer_correct,
+    )
+
+    indicators = ["答えは", "よって"] if japanese else list(ENGLISH_INDICATORS)
+    parser = OpenAnswerParser(indicators, japanese=japanese, fresh=True)
+    ours = open_answer_correct(answer, parser.candidates(response))
+    assert ours == reference.open_correct(answer, response, indicators, japanese)
