@@ -118,3 +118,40 @@ def test_bad_options(data_dir: Path) -> None:
         scorer.check(doc, "x.jsonl:3")
     with pytest.raises(InputError, match='field "id"'):
         scorer.check({"id": "Math", "question_type": "open"}, "x.jsonl:3")
+
+
+def test_indicators_from_an_installed_eval_mm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a checkout or fetched copy, the list comes from an installed eval_mm package
+    (found, not imported: its __init__ would fail here)."""
+    import json
+
+    from cli_runner import run_cli
+
+    package = tmp_path / "site" / "eval_mm"
+    (package / "metrics").mkdir(parents=True)
+    (package / "__init__.py").write_text("raise ImportError('not to be imported')\n")
+    (package / "metrics" / "jmmmu_scorer.py").write_text(
+        '_JAPANESE_INDICATORS = ["解答は、" "回答は"]\n', encoding="utf-8"
+    )
+    item = {"ref": "京", "pred": "東京ではない。回答は京", "id": "validation_Math_1",
+            "question_type": "open"}  # fmt: skip
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(item, ensure_ascii=False) + "\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    monkeypatch.setenv("EVALMM_DIR", str(tmp_path / "none"))
+    fixed = run_cli("mm", "score", "--metric", "jmmmu", "--fix-quirks", "--json", str(source),
+                    cwd=tmp_path)  # fmt: skip
+    plain = run_cli("mm", "score", "--metric", "jmmmu", "--json", str(source), cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["overall_score"] == 1.0
+    assert json.loads(plain.stdout)["overall_score"] == 0.0
+
+
+def test_missing_indicator_file_says_how_to_get_it(tmp_path: Path) -> None:
+    from pfgen_fast.common.errors import DataError
+
+    item = open_item("1", "1")
+    with pytest.raises(DataError, match="mm data fetch"):
+        score("jmmmu", [item], Options(data_dir=tmp_path))
