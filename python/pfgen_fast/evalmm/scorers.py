@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.evalmm import aggregates, match, mmmu, ocr
+from pfgen_fast.evalmm import aggregates, judges, match, mmmu, ocr
 
 Doc = dict[str, Any]
 Aggregate = dict[str, Any]
@@ -17,7 +17,8 @@ Aggregate = dict[str, Any]
 
 @dataclass(frozen=True)
 class Options:
-    """Choices of a scoring run. `judge` is a `judges.Judge` for the metrics that call one."""
+    """Choices of a scoring run. `judge`: the `common.llm.LLMClient` the judge metrics ask;
+    `judge_errors`: "exclude" (failed calls left out and counted) or "zero" (as the original)."""
 
     use_neologdn: bool = False
     fix_quirks: bool = False
@@ -131,21 +132,15 @@ def judged(function: Callable[..., list[Any]]) -> Callable[[Batch], list[Any]]:
 
 
 def judge_mean(key: str) -> Callable[[list[Any], Batch], Aggregate]:
-    from pfgen_fast.evalmm.judges import mean_with_errors
-
-    return lambda scores, _batch: mean_with_errors(key, scores)
+    return lambda scores, _batch: judges.mean_with_errors(key, scores)
 
 
 def heron_aggregate(scores: list[Any], batch: Batch) -> Aggregate:
-    from pfgen_fast.evalmm.judges import heron_aggregate
-
-    return heron_aggregate(scores, batch.docs)
+    return judges.heron_aggregate(scores, batch.docs)
 
 
 def judge_scorers() -> list[Scorer]:
-    """The scorers that ask a judge (their module imports the LLM client only when used)."""
-    from pfgen_fast.evalmm import judges
-
+    """The scorers that ask a judge."""
     text = (("input_text", str),)
     return [
         Scorer(
