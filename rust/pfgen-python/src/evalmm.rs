@@ -82,13 +82,13 @@ pub fn evalmm_levenshtein<'py>(
     Ok(PyArray1::from_vec(py, out))
 }
 
+/// Token ids and each text's offset into them.
+type TokenArrays<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u64>>);
+
 /// Token ids of tokenizer outputs split as Python's `str.split()`: (ids uint32, offsets
 /// uint64), text i's tokens being ids[offsets[i]..offsets[i + 1]].
 #[pyfunction]
-pub fn evalmm_token_ids<'py>(
-    py: Python<'py>,
-    texts: Vec<String>,
-) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u64>>)> {
+pub fn evalmm_token_ids<'py>(py: Python<'py>, texts: Vec<String>) -> PyResult<TokenArrays<'py>> {
     let (ids, offsets) = py.detach(|| evalmm::intern_tokens(&texts));
     Ok((PyArray1::from_vec(py, ids), PyArray1::from_vec(py, offsets)))
 }
