@@ -27,8 +27,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     score = actions.add_parser(
         "score", help="score a JSON lines file (ref, pred, document fields) with one metric"
     )
-    score.add_argument("file", type=Path, help="JSON lines: ref, pred and the metric's fields")
-    score.add_argument("--metric", required=True, choices=sorted(SCORERS), metavar="NAME")
+    score.add_argument(
+        "file", type=Path, metavar="FILE", help="JSON lines: ref, pred and the metric's fields"
+    )
+    score.add_argument(
+        "--metric",
+        required=True,
+        choices=sorted(SCORERS),
+        metavar="NAME",
+        help=f"one of: {', '.join(sorted(SCORERS))}",
+    )
     score.add_argument("--json", action="store_true", help="print the aggregate as JSON")
     score.add_argument("-o", "--output", type=Path, help="write the scored lines here")
     score.add_argument(
