@@ -181,6 +181,12 @@ def test_refusals_are_immediate_clear_errors(tmp_path, behaviour, status, messag
     assert len(behaviour.received) <= 3  # each request once at most, no retries
 
 
+@pytest.mark.parametrize("url", ["notaurl", "ftp://example.org/v1", "http://", "http:///v1"])
+def test_a_base_url_must_be_http_with_a_host(url):
+    with pytest.raises(PfgenError, match="--base-url .*: expected an http:// or https:// URL"):
+        LLMClient(url, "m", cache_path=None)
+
+
 def test_api_key_comes_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "secret")
     with serve(Behaviour(api_key="secret", responder=echo)) as url:

@@ -39,6 +39,7 @@ import math
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -334,8 +335,11 @@ class LLMClient:
         log_path: Path | None = None,
         accept_400: bool = False,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise PfgenError(f"--base-url {base_url!r}: expected an http:// or https:// URL")
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise PfgenError(
+                f"--base-url {base_url!r}: expected an http:// or https:// URL with a host"
+            )
         if concurrency < 1 or timeout <= 0 or max_retries < 0:
             raise PfgenError("the LLM client needs concurrency >= 1, timeout > 0, retries >= 0")
         self.base_url = base_url.rstrip("/")
