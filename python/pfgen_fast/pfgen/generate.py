@@ -1,45 +1,38 @@
 """Generating trials with the published protocol (docs/generation.md): the run's parameters and
-directory, an OpenAI-compatible backend, answers asked concurrently across trials, each trial
-written atomically once complete (so a run resumes), then packed as trials.jsonl.xz."""
+directory, the published OpenAI-compatible runner's requests sent through the shared LLM client
+(concurrently across trials), each trial written atomically once complete (so a run resumes),
+then packed as trials.jsonl.xz. The client's response cache is left off: the trial files are
+what resumes a run, and an empty answer is asked again with the same request."""
 
 from __future__ import annotations
 
 import datetime
 import hashlib
-import http.client
 import json
 import lzma
-import threading
-import urllib.error
-import urllib.request
 from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.llm import ChatRequest, CompletionRequest, LLMClient, LLMError, LLMReply
 from pfgen_fast.pfgen.prompts import Example, build_task, unescape_prefix
 
+# The `engine` parameter of runs asked through an OpenAI-compatible server.
+ENGINE = "openai-api"
 # How often a question is asked when its answer comes back empty or fails, before the run
 # gives up.
 ANSWER_ATTEMPTS = 5
-# Exponential backoff between retries of a failed request, in seconds.
-FIRST_BACKOFF = 0.5
-MAX_BACKOFF = 16.0
-# Statuses that retrying cannot change.
-AUTH_STATUSES = (401, 403)
-REQUEST_STATUSES = (400, 404, 422)
+# Requests handed to the client at once, per allowed concurrent request (rounded up to whole
+# trials): enough that connections rarely wait for the last answers of a batch.
+BATCH_PER_CONNECTION = 4
 
 
 class GenerationError(PfgenError):
     """The server cannot produce the answers (unreachable, refusing, never answering)."""
-
-
-class FatalServerError(GenerationError):
-    """A reply that retrying cannot change (authentication, unknown model, bad request)."""
 
 
 @dataclass(frozen=True)
@@ -87,114 +80,25 @@ class RunParameters:
         return out / self.model / digest
 
 
-class Backend(Protocol):
-    """Something that answers one task (a local engine would be another implementation)."""
-
-    engine: str  # the `engine` parameter of runs made with it
-
-    def complete(self, parameters: RunParameters, task: dict[str, Any]) -> str: ...
-
-
-class OpenAIBackend:
-    """An OpenAI-compatible server (vLLM's, OpenAI, ...), as the published API runner uses it:
-    completions for `completion` mode, chat completions for `qa` (one user message) and `chat`
-    (system and user messages). Failed requests are retried with exponential backoff."""
-
-    engine = "openai-api"
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        timeout: float,
-        max_retries: int,
-        cancelled: threading.Event,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.cancelled = cancelled  # set when the run stops: no more retries
-
-    def request_body(self, parameters: RunParameters, task: dict[str, Any]) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": parameters.model,
-            "max_tokens": parameters.max_tokens,
-            "temperature": parameters.temperature,
-            "stop": parameters.stop,
-            "seed": task["seed"],
-        }
-        if parameters.top_p is not None:
-            body["top_p"] = parameters.top_p
-        if parameters.mode == "completion":
-            body["prompt"] = task["prompt"]
-        elif parameters.mode == "qa":
-            body["messages"] = [{"role": "user", "content": task["prompt"]}]
-        else:
-            body["messages"] = [
-                {"role": "system", "content": task["system_prompt"]},
-                {"role": "user", "content": task["user_prompt"]},
-            ]
-        return body
-
-    def complete(self, parameters: RunParameters, task: dict[str, Any]) -> str:
-        endpoint = "/completions" if parameters.mode == "completion" else "/chat/completions"
-        url = self.base_url + endpoint
-        data = json.dumps(self.request_body(parameters, task), ensure_ascii=False).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        delay = FIRST_BACKOFF
-        failure = ""
-        tries = 0
-        while tries <= self.max_retries:
-            if tries > 0:
-                if self.cancelled.wait(delay):
-                    break
-                delay = min(delay * 2, MAX_BACKOFF)
-            tries += 1
-            request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    reply = json.loads(response.read())
-                return reply_text(reply, parameters.mode)
-            except urllib.error.HTTPError as error:
-                detail = error_detail(error)
-                if error.code in AUTH_STATUSES:
-                    hint = "check" if self.api_key else "set"
-                    raise FatalServerError(
-                        f"{url}: authentication failed (HTTP {error.code}{detail}); "
-                        f"{hint} OPENAI_API_KEY"
-                    ) from None
-                if error.code in REQUEST_STATUSES:
-                    raise FatalServerError(f"{url}: HTTP {error.code}{detail}") from None
-                failure = f"HTTP {error.code}{detail}"
-            except (OSError, http.client.HTTPException) as error:
-                # URLError (refused, unknown host), timeouts, dropped connections.
-                failure = str(getattr(error, "reason", "") or error) or type(error).__name__
-            except (ValueError, KeyError, IndexError, TypeError):
-                failure = "malformed reply"
-        raise GenerationError(f"{url}: no answer after {tries} tries ({failure})")
-
-
-def reply_text(reply: Any, mode: str) -> str:
-    """The generated text of a (chat) completion reply; a missing text is empty."""
-    choice = reply["choices"][0]
-    text = choice["text"] if mode == "completion" else choice["message"]["content"]
-    if text is None:
-        return ""
-    if not isinstance(text, str):
-        raise TypeError("the generated text is not a string")
-    return text
-
-
-def error_detail(error: urllib.error.HTTPError) -> str:
-    """The start of an error reply's body, which usually says what is wrong."""
-    try:
-        body = error.read(300).decode("utf-8", "replace").strip()
-    except (OSError, http.client.HTTPException):
-        body = ""
-    return f": {' '.join(body.split())}" if body else ""
+def request_for(parameters: RunParameters, task: dict[str, Any]) -> ChatRequest | CompletionRequest:
+    """The published API runner's request for a task: completions for `completion` mode, chat
+    completions for `qa` (one user message) and `chat` (system and user messages)."""
+    params: dict[str, Any] = {
+        "max_tokens": parameters.max_tokens,
+        "temperature": parameters.temperature,
+        "stop": parameters.stop,
+        "seed": task["seed"],
+        "top_p": parameters.top_p,  # None: not sent
+    }
+    if parameters.mode == "completion":
+        return CompletionRequest(task["prompt"], params)
+    if parameters.mode == "qa":
+        return ChatRequest([{"role": "user", "content": task["prompt"]}], params)
+    messages = [
+        {"role": "system", "content": task["system_prompt"]},
+        {"role": "user", "content": task["user_prompt"]},
+    ]
+    return ChatRequest(messages, params)
 
 
 def clean_answer(answer: str, mode: str) -> str:
@@ -238,90 +142,91 @@ class TrialInProgress:
         return all(record is not None for record in self.records)
 
 
+class TrialAnswers:
+    """The trials being answered: their tasks, the answers received so far, and the questions
+    to ask again."""
+
+    def __init__(
+        self,
+        parameters: RunParameters,
+        examples: list[Example],
+        on_answer: Callable[[], None],
+        on_trial: Callable[[int, list[dict[str, Any]]], None],
+    ) -> None:
+        self.parameters = parameters
+        self.examples = examples
+        self.prefix = unescape_prefix(parameters.prefix)
+        self.on_answer = on_answer
+        self.on_trial = on_trial
+        self.in_progress: dict[int, TrialInProgress] = {}
+        self.again: list[tuple[int, int]] = []  # (trial, question index) to ask once more
+
+    def start(self, trial: int) -> list[tuple[int, int]]:
+        """The trial's questions, as (trial, question index)."""
+        self.in_progress[trial] = TrialInProgress.start(
+            self.parameters, self.examples, self.prefix, trial
+        )
+        return [(trial, index) for index in range(len(self.examples))]
+
+    def ask(self, client: LLMClient, jobs: list[tuple[int, int]]) -> None:
+        """Asks the questions (trial, question index) at once, taking each result as it comes."""
+        requests = [request_for(self.parameters, self.in_progress[t].tasks[i]) for t, i in jobs]
+
+        def take(position: int, result: LLMReply | LLMError) -> None:
+            self.take(*jobs[position], result)
+
+        client.run(requests, on_result=take)
+
+    def take(self, trial: int, index: int, result: LLMReply | LLMError) -> None:
+        """Keeps an answer (handing on the trial once complete), or queues the question again;
+        a question left without an answer ANSWER_ATTEMPTS times is an error."""
+        state = self.in_progress[trial]
+        if isinstance(result, LLMError):
+            answer, reason = "", str(result)
+        else:
+            answer, reason = clean_answer(result.text, self.parameters.mode), "empty answer"
+        if not answer:
+            state.attempts[index] += 1
+            if state.attempts[index] >= ANSWER_ATTEMPTS:
+                question = state.tasks[index]["question"]
+                raise GenerationError(
+                    f"trial {trial}: no answer to {question!r} after "
+                    f"{ANSWER_ATTEMPTS} attempts (last: {reason})"
+                )
+            self.again.append((trial, index))
+            return
+        state.records[index] = {
+            "question": state.tasks[index]["question"],
+            "answer": answer,
+            "timestamp": datetime.datetime.now().isoformat(),
+        }
+        self.on_answer()
+        if state.finished():
+            del self.in_progress[trial]
+            self.on_trial(trial, [r for r in state.records if r is not None])
+
+
 def answer_trials(
     parameters: RunParameters,
-    backend: Backend,
+    client: LLMClient,
     examples: list[Example],
     trials: list[int],
-    concurrency: int,
-    cancelled: threading.Event,
     on_answer: Callable[[], None],
     on_trial: Callable[[int, list[dict[str, Any]]], None],
 ) -> None:
-    """Asks every question of the given trials, `concurrency` requests at a time, in trial
-    order so that trials finish one after the other; `on_trial` gets each trial's records
-    (in questions.jsonl order) as soon as it is complete. Empty or failed answers are asked
-    again, up to ANSWER_ATTEMPTS times per question."""
-    prefix = unescape_prefix(parameters.prefix)
-    in_progress: dict[int, TrialInProgress] = {}
-    again: deque[tuple[int, int]] = deque()  # (trial, question index) to ask once more
-    fresh: Iterator[tuple[int, int]] = ((t, i) for t in trials for i in range(len(examples)))
-    in_flight: dict[Future[str], tuple[int, int]] = {}
-    failures_in_a_row = 0
-
-    def ask(task: dict[str, Any]) -> str:
-        return clean_answer(backend.complete(parameters, task), parameters.mode)
-
-    def fill(pool: ThreadPoolExecutor) -> None:
-        # A short queue beyond the running requests: retries go first, and nothing much is
-        # left to cancel when the run stops.
-        while len(in_flight) < 2 * concurrency:
-            job = again.popleft() if again else next(fresh, None)
-            if job is None:
-                return
-            trial, index = job
-            if trial not in in_progress:
-                in_progress[trial] = TrialInProgress.start(parameters, examples, prefix, trial)
-            in_flight[pool.submit(ask, in_progress[trial].tasks[index])] = job
-
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        try:
-            fill(pool)
-            while in_flight:
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in done:
-                    trial, index = in_flight.pop(future)
-                    state = in_progress[trial]
-                    try:
-                        answer = future.result()
-                    except FatalServerError:
-                        raise
-                    except GenerationError as error:
-                        # Retried already: the server is down when nothing but failures came
-                        # back since the last answer, else it is flaky and the question waits.
-                        failures_in_a_row += 1
-                        if failures_in_a_row >= concurrency:
-                            raise
-                        answer, reason = "", str(error)
-                    else:
-                        failures_in_a_row = 0
-                        reason = "empty answer"
-                    if not answer:
-                        state.attempts[index] += 1
-                        if state.attempts[index] >= ANSWER_ATTEMPTS:
-                            question = state.tasks[index]["question"]
-                            raise GenerationError(
-                                f"trial {trial}: no answer to {question!r} after "
-                                f"{ANSWER_ATTEMPTS} attempts (last: {reason})"
-                            )
-                        again.append((trial, index))
-                        continue
-                    state.records[index] = {
-                        "question": state.tasks[index]["question"],
-                        "answer": answer,
-                        "timestamp": datetime.datetime.now().isoformat(),
-                    }
-                    on_answer()
-                    if state.finished():
-                        del in_progress[trial]
-                        on_trial(trial, [r for r in state.records if r is not None])
-                fill(pool)
-        except BaseException:
-            # Stop quickly: no new requests, no more retries; running ones end by their timeout.
-            cancelled.set()
-            for future in in_flight:
-                future.cancel()
-            raise
+    """Asks every question of the given trials through the client, in trial order and in
+    batches of whole trials, so that trials finish one after the other; `on_trial` gets each
+    trial's records (in questions.jsonl order) as soon as it is complete. Empty or failed
+    answers are asked again in the next batch, first. A server that the client finds down, or
+    refusing the requests, ends the run with an LLMError."""
+    answers = TrialAnswers(parameters, examples, on_answer, on_trial)
+    fresh = deque(trials)
+    batch = BATCH_PER_CONNECTION * client.concurrency
+    while answers.again or fresh:
+        jobs, answers.again = answers.again, []
+        while fresh and len(jobs) < batch:
+            jobs += answers.start(fresh.popleft())
+        answers.ask(client, jobs)
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -354,12 +259,10 @@ def pack_trials(run_dir: Path) -> Path:
 
 def generate(
     parameters: RunParameters,
-    backend: Backend,
+    client: LLMClient,
     examples: list[Example],
     out: Path,
     num_trials: int,
-    concurrency: int,
-    cancelled: threading.Event,
     on_answer: Callable[[], None],
     on_trial: Callable[[], None],
 ) -> Path:
@@ -379,10 +282,8 @@ def generate(
         on_trial()
 
     try:
-        answer_trials(
-            parameters, backend, examples, missing, concurrency, cancelled, on_answer, finish_trial
-        )
-    except GenerationError as error:
+        answer_trials(parameters, client, examples, missing, on_answer, finish_trial)
+    except (GenerationError, LLMError) as error:
         kept = sum(trial_path(run_dir, t).exists() for t in range(1, num_trials + 1))
         raise GenerationError(
             f"{error}; {kept} of {num_trials} trials finished in {run_dir} "

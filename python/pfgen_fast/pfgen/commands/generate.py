@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import threading
 from pathlib import Path, PurePosixPath
 
 from rich.console import Console
@@ -21,8 +20,9 @@ from rich.progress import (
 
 from pfgen_fast.common.cli_args import add_data_argument
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
-from pfgen_fast.pfgen.generate import OpenAIBackend, RunParameters, generate
+from pfgen_fast.pfgen.generate import ENGINE, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's OpenAI-compatible server
@@ -126,17 +126,18 @@ def run(args: argparse.Namespace) -> int:
     if args.max_retries < 0:
         raise InputError(f"--max-retries {args.max_retries}: must not be negative")
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
-    examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
-    cancelled = threading.Event()
-    backend = OpenAIBackend(
-        base_url=args.base_url,
-        api_key=os.environ.get("OPENAI_API_KEY", ""),
+    # No response cache: the trial files resume a run, and an empty answer is asked again.
+    client = LLMClient(
+        args.base_url,
+        args.model,
+        concurrency=args.concurrency,
         timeout=args.timeout,
         max_retries=args.max_retries,
-        cancelled=cancelled,
+        cache_path=None,
     )
+    examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
     parameters = RunParameters(
-        engine=backend.engine,
+        engine=ENGINE,
         model=args.model,
         mode=args.mode,
         temperature=args.temperature,
@@ -171,17 +172,9 @@ def run(args: argparse.Namespace) -> int:
         completed = max(progress.tasks[0].completed, trials_done * len(examples))
         progress.update(task, trials=trials_done, completed=completed)
 
-    with progress:
+    with progress, client:
         run_dir = generate(
-            parameters,
-            backend,
-            examples,
-            Path(args.out),
-            args.num_trials,
-            args.concurrency,
-            cancelled,
-            on_answer,
-            on_trial,
+            parameters, client, examples, Path(args.out), args.num_trials, on_answer, on_trial
         )
     console.print(f"wrote {escape(str(run_dir / 'trials.jsonl.xz'))}")
     return 0
