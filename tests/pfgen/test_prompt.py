@@ -151,7 +151,7 @@ def test_bad_questions_file_names_file_and_line(tmp_path: Path):
     )
     result = cli("prompt", "--data", tmp_path, "--mode", "qa", "--trial", 1)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert f"{tmp_path / 'questions.jsonl'}:2: field 'answer'" in result.stderr
+    assert f'{tmp_path / "questions.jsonl"}:2: field "answer": missing' in result.stderr
 
     missing = cli("prompt", "--data", tmp_path / "nowhere", "--mode", "qa", "--trial", 1)
     assert missing.returncode == 1 and "Traceback" not in missing.stderr

@@ -1,7 +1,9 @@
-"""JSON lines as input: each line an object, every problem named by file, line and field."""
+"""JSON as input: JSON lines (each line an object) and whole JSON files, every problem named by
+file, line and field."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import read_bytes
 
 TYPE_NAMES = {
@@ -51,6 +53,31 @@ def iter_json_lines(path: Path) -> Iterator[JsonLine]:
         if raw.strip():
             where = f"{path}:{number}"
             yield JsonLine(where, number, parse_json_line(raw, where))
+
+
+def parse_json(data: bytes, where: str, error: type[PfgenError] = InputError) -> Any:
+    """A whole file's JSON value; `error` (InputError, or DataError for a benchmark's published
+    files) `WHERE: not valid JSON: ...` otherwise. orjson reads it; json (which also reads NaN and
+    UTF-16, and words the error) only when orjson cannot."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(data)
+    except ValueError as problem:
+        raise error(f"{where}: not valid JSON: {problem}") from None
+    except RecursionError:
+        raise error(f"{where}: not valid JSON: nested too deeply") from None
+
+
+def read_json(path: Path, error: type[PfgenError] = InputError) -> Any:
+    """The JSON value of a file (`.xz` decompressed); `error` naming the file otherwise."""
+    try:
+        data = read_bytes(path)
+    except InputError as problem:
+        raise error(str(problem)) from None
+    return parse_json(data, str(path), error)
 
 
 def type_name(value: Any) -> str:

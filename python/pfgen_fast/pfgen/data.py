@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.files import cache_dir
+from pfgen_fast.common.jsonl import read_json
 
 QUESTION_FILE = re.compile(r"Q\d{2}\.json")
 RULE_KINDS = ("t", "and", "or")
@@ -79,25 +77,10 @@ def metadata_hash(data_dir: str | Path) -> str:
     return hashlib.sha1(digests.encode()).hexdigest()
 
 
-def parse_json(data: bytes) -> Any:
-    """orjson's parse (faster on these large files), else json's, which also reads NaN and
-    UTF-16 and gives the error reported. Both read the same values (integers beyond 64 bits
-    aside: orjson reads them as the nearest float)."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
-
-
 def load_question(path: str | Path, require_answers: bool = True) -> Question:
     """Parse and check one question file; errors name the file and the field."""
     path = Path(path)
-    try:
-        raw = parse_json(path.read_bytes())
-    except OSError as error:
-        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DataError(f"{path}: not valid JSON: {error}") from None
+    raw = read_json(path, DataError)
     if not isinstance(raw, dict):
         raise DataError(f"{path}: expected a JSON object")
     fields: dict[str, str] = {}

@@ -14,7 +14,6 @@ import hashlib
 import json
 import math
 import threading
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from pfgen_fast.pfgen.results import (
     sample_indices,
 )
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
-from pfgen_fast.pfgen.trials import read_trials, unknown_question
+from pfgen_fast.pfgen.trials import read_config, read_raw, read_trials, records_by_question
 
 # The per-question score caches of a run: every answer with its per-answer record.
 CACHE_PATH = Path("cache") / "scores.json"
@@ -74,11 +73,13 @@ class Evaluator:
         sources: Sequence[str] | None = None,
         allow_partial: bool = False,
         force: bool = False,
+        legacy_sum: bool = False,
     ) -> None:
         self.references = references
         self.sources = list(sources) if sources else None
         self.allow_partial = allow_partial
         self.force = force
+        self.legacy_sum = legacy_sum
         self._tables: dict[str, Future[QuestionScorer]] = {}
         self._tables_lock = threading.Lock()
 
@@ -180,9 +181,9 @@ class Evaluator:
     def _read_raw(self, path: Path) -> tuple[bytes, str] | RunOutcome:
         """The file's bytes and input hash, or the outcome when it is current or unreadable."""
         try:
-            raw = path.read_bytes()
-        except OSError as error:
-            return RunOutcome(path, "failed", error=f"{path}: cannot read: {error.strerror}")
+            raw = read_raw(path)
+        except InputError as error:
+            return RunOutcome(path, "failed", error=str(error))
         input_hash = hashlib.sha1(raw).hexdigest()
         if self._is_current(path, input_hash):
             return RunOutcome(path, "skipped")
@@ -196,14 +197,7 @@ class Evaluator:
             return RunOutcome(path, "failed", error=str(error))
 
     def _parse_checked(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun:
-        trials = read_trials(path, raw)
-        answers: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for line, record in zip(trials.line_numbers, trials.records, strict=True):
-            try:
-                question = self.references.by_text(record["question"])
-            except KeyError:
-                raise unknown_question(f"{path}:{line}", record["question"]) from None
-            answers[question.question_id].append(record)
+        answers = records_by_question(read_trials(path, raw), self.references)
         warnings: list[str] = []
         missing = sorted(set(self.references.questions) - set(answers))
         if missing:
@@ -218,7 +212,7 @@ class Evaluator:
                 f"({min(counts)} to {max(counts)}); num_trials is the smallest"
             )
         config = read_config(path.parent / "config.json")
-        return ParsedRun(path, input_hash, config, dict(answers), warnings)
+        return ParsedRun(path, input_hash, config, answers, warnings)
 
     def _is_current(self, path: Path, input_hash: str) -> bool:
         result_path = path.parent / "result.json"
@@ -232,6 +226,8 @@ class Evaluator:
             isinstance(stored, dict)
             and stored.get("input_hash") == input_hash
             and stored.get("metadata_hash") == self.references.metadata_hash
+            and stored.get("sources") == self.sources
+            and cached_legacy_sum(path.parent / CACHE_PATH) in (None, self.legacy_sum)
         )
 
     def _score_question(
@@ -240,7 +236,7 @@ class Evaluator:
         """Scores the answers of every run to one question in a single batch."""
         holders = [run for run in runs if question_id in run.answers]
         texts = [a["answer"] for run in holders for a in run.answers[question_id]]
-        arrays = scorer.score_arrays(texts, with_json=True)
+        arrays = scorer.score_arrays(texts, True, self.legacy_sum)
         records = arrays.records_json or []
         start = 0
         for run in holders:
@@ -266,8 +262,10 @@ class Evaluator:
             question = self.references.questions[question_id].question
             scored[question_id] = ScoredQuestion(question, answers, arrays, samples)
         metadata_hash = self.references.metadata_hash
-        result = build_result(scored, run.input_hash, metadata_hash, run.config)
-        cache = cache_json(run.input_hash, metadata_hash, scored)
+        result = build_result(
+            scored, run.input_hash, metadata_hash, run.config, self.legacy_sum, self.sources
+        )
+        cache = cache_json(run.input_hash, metadata_hash, scored, self.legacy_sum)
         try:
             write_atomically(run.path.parent / CACHE_PATH, cache)
             write_atomically(run.path.parent / "result.json", result_json(result))
@@ -280,25 +278,32 @@ class Evaluator:
         )
 
 
-def read_config(path: Path) -> dict[str, Any] | None:
-    """The run's config.json, when it exists (copied into result.json as is)."""
-    if not path.is_file():
-        return None
-    try:
-        config = json.loads(path.read_bytes())
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: not valid JSON: {error}") from None
-    if not isinstance(config, dict):
-        raise InputError(f"{path}: expected a JSON object")
-    return config
-
-
-def cache_json(input_hash: str, metadata_hash: str, scored: dict[str, ScoredQuestion]) -> bytes:
-    """cache/scores.json: both hashes, and per question the records of its answers in file
-    order (the records come from the core as JSON text: they are joined, not re-encoded)."""
-    header = orjson.dumps({"input_hash": input_hash, "metadata_hash": metadata_hash})
+def cache_json(
+    input_hash: str,
+    metadata_hash: str,
+    scored: dict[str, ScoredQuestion],
+    legacy_sum: bool = False,
+) -> bytes:
+    """cache/scores.json: both hashes, the `sum()` the records were made with, and per question
+    the records of its answers in file order (the records come from the core as JSON text:
+    they are joined, not re-encoded)."""
+    header = orjson.dumps(
+        {"input_hash": input_hash, "metadata_hash": metadata_hash, "legacy_sum": legacy_sum}
+    )
     questions = b",".join(
         orjson.dumps(question_id) + b":[" + b",".join(question.scores.records_json or []) + b"]"
         for question_id, question in scored.items()
     )
     return header[:-1] + b',"questions":{' + questions + b"}}"
+
+
+def cached_legacy_sum(path: Path) -> bool | None:
+    """The `legacy_sum` of a score cache (in its header, written first; a cache that does not
+    say predates the choice and used the default), or None without a readable cache (a
+    published result.json alone: either mode may have made it)."""
+    try:
+        with path.open("rb") as cache:
+            head = cache.read(256)
+    except OSError:
+        return None
+    return b'"legacy_sum":true' in head

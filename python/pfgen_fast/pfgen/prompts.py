@@ -4,12 +4,12 @@ and layout by mode, and the sampling seed of each task."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import DataError, InputError
+from pfgen_fast.common.jsonl import iter_json_lines, require
 
 MODES = ("completion", "qa", "chat")
 INSTRUCTIONS = {
@@ -27,24 +27,13 @@ class Example:
 
 def load_examples(path: Path) -> list[Example]:
     """`questions.jsonl`: the 50 human-written example answers, in file order."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataError(f"{path}: cannot read: {error}") from None
-    examples = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            raise DataError(f"{path}:{number}: not a JSON line") from None
-        if not isinstance(record, dict):
-            raise DataError(f"{path}:{number}: expected an object with question and answer")
-        for field in ("question", "answer"):
-            if not isinstance(record.get(field), str):
-                raise DataError(f"{path}:{number}: field {field!r}: missing or not a string")
-        examples.append(Example(record["question"], record["answer"]))
+    examples = [
+        Example(
+            require(line.value, "question", str, line.where),
+            require(line.value, "answer", str, line.where),
+        )
+        for line in iter_json_lines(path)
+    ]
     if not examples:
         raise DataError(f"{path}: no questions")
     return examples

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import lzma
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.jsonl import read_json
+
+if TYPE_CHECKING:
+    from pfgen_fast.pfgen.data import Question
+    from pfgen_fast.pfgen.scorer import ReferenceData
 
 TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
 
@@ -21,6 +27,25 @@ class Trials:
     path: Path
     records: list[dict[str, Any]]
     line_numbers: list[int]
+
+
+def read_raw(path: Path) -> bytes:
+    """A trials file's bytes as stored (compressed or not: its hash is the run's input hash)."""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def read_config(path: Path) -> dict[str, Any] | None:
+    """The run's config.json beside its trials, when it exists (copied into result.json as
+    is)."""
+    if not path.is_file():
+        return None
+    config = read_json(path)
+    if not isinstance(config, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return config
 
 
 def read_trials(path: Path, raw: bytes) -> Trials:
@@ -71,6 +96,26 @@ def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
 def unknown_question(where: str, text: str) -> InputError:
     """The error of a line whose question is not one of the data's."""
     return InputError(f"{where}: field 'question': not a question of the data: {text[:40]!r}")
+
+
+def question_of(references: ReferenceData, text: str, where: str) -> Question:
+    """The data's question with this text; an InputError naming `where` otherwise."""
+    try:
+        return references.by_text(text)
+    except KeyError:
+        raise unknown_question(where, text) from None
+
+
+def records_by_question(
+    trials: Trials, references: ReferenceData
+) -> dict[str, list[dict[str, Any]]]:
+    """The trials' records by question id, each question's in file order; an InputError naming
+    the first line whose question is not one of the data's."""
+    records: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line, record in zip(trials.line_numbers, trials.records, strict=True):
+        question = question_of(references, record["question"], f"{trials.path}:{line}")
+        records[question.question_id].append(record)
+    return dict(records)
 
 
 def json_problem(line: bytes, error: orjson.JSONDecodeError) -> str:

@@ -19,8 +19,9 @@ from pfgen_fast import _core
 from pfgen_fast.common.cli_args import add_data_argument
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.pfgen.data import DATA_DEFAULT, Question, resolve_data_dir
+from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
-from pfgen_fast.pfgen.trials import parse_answer_line, unknown_question
+from pfgen_fast.pfgen.trials import parse_answer_line, question_of, unknown_question
 
 # Input is read and scored in blocks of whole lines of at most this many bytes (or one longer
 # line): memory stays bounded and output starts before the input ends.
@@ -42,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="report unusable lines on stderr and go on (they are not written out)",
     )
+    add_legacy_sum_argument(parser)
 
 
 def read_blocks(stream: io.BufferedReader) -> Iterator[bytes]:
@@ -98,8 +100,9 @@ class BlockScorer:
     """Reads and scores blocks of lines, building each question's tables the first time it
     occurs."""
 
-    def __init__(self, references: ReferenceData) -> None:
+    def __init__(self, references: ReferenceData, legacy_sum: bool = False) -> None:
         self.references = references
+        self.legacy_sum = legacy_sum
         self.scorers: dict[str, QuestionScorer] = {}
 
     def read(self, block: bytes, name: str, first_line: int) -> ReadBlock:
@@ -118,10 +121,7 @@ class BlockScorer:
             where = f"{name}:{first_line + line}"
             try:
                 record = parse_answer_line(raw, where)
-                try:
-                    question = self.references.by_text(record["question"])
-                except KeyError:
-                    raise unknown_question(where, record["question"]) from None
+                question = question_of(self.references, record["question"], where)
             except InputError as error:
                 problems.append((line, error))
                 continue
@@ -136,11 +136,11 @@ class BlockScorer:
         missing = [self.references.questions[q] for q in sorted(question_ids - self.scorers.keys())]
         self.scorers.update(build_scorers(missing))
         for index, question in read.questions.items():
-            self.scorers[question.question_id].score_lines(read.lines, index)
+            self.scorers[question.question_id].score_lines(read.lines, index, self.legacy_sum)
         outputs = []
         for question_id, others in read.others.items():
             records = self.scorers[question_id].score_json(
-                [record["answer"] for *_, record in others]
+                [record["answer"] for *_, record in others], self.legacy_sum
             )
             for (line, raw, record), scores_json in zip(others, records, strict=True):
                 if "scores" in record:
@@ -181,7 +181,7 @@ def score_stream(
 
 def run(args: argparse.Namespace) -> int:
     references = ReferenceData.load(resolve_data_dir(args.data))
-    block_scorer = BlockScorer(references)
+    block_scorer = BlockScorer(references, args.legacy_sum)
     if args.file is None:
         skipped = score_stream(
             sys.stdin.buffer, "<stdin>", block_scorer, args.skip_invalid, sys.stdout.buffer

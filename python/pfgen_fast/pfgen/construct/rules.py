@@ -3,7 +3,6 @@ expression replacements and literal maps, run by polars) and NG patterns per que
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.jsonl import read_json
 
 DEFAULT_STYLE_RULES = Path(__file__).resolve().parents[2] / "reference_data" / "style_rules.json"
 
@@ -82,19 +82,10 @@ def check_pattern(pattern: Any, where: str) -> str:
     return pattern
 
 
-def read_json_file(path: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes())
-    except OSError as error:
-        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DataError(f"{path}: not valid JSON: {error}") from None
-
-
 def load_style_rules(path: Path) -> StyleRules:
     """The ordered rules of a style file: {"rules": [{"name", "pattern", "replace" | "delete"}
     or {"name", "map": {text: replacement}}, ...]}."""
-    raw = read_json_file(path)
+    raw = read_json(path, DataError)
     rules = raw.get("rules") if isinstance(raw, dict) else None
     if not isinstance(rules, list):
         raise DataError(f"{path}: expected an object with a list 'rules'")
@@ -125,7 +116,7 @@ def load_style_rules(path: Path) -> StyleRules:
 
 def load_ng_rules(path: Path, question_ids: set[str]) -> dict[str, list[str]]:
     """NG patterns by question id: {"rules": {"Q01": [pattern, ...], ...}}."""
-    raw = read_json_file(path)
+    raw = read_json(path, DataError)
     rules = raw.get("rules") if isinstance(raw, dict) else None
     if not isinstance(rules, dict):
         raise DataError(f"{path}: expected an object with an object 'rules' (question id -> list)")
