@@ -266,12 +266,8 @@ class Evaluator:
             scored, run.input_hash, metadata_hash, run.config, self.legacy_sum, self.sources
         )
         cache = cache_json(run.input_hash, metadata_hash, scored, self.legacy_sum)
-        try:
-            write_atomically(run.path.parent / CACHE_PATH, cache)
-            write_atomically(run.path.parent / "result.json", result_json(result))
-        except OSError as error:
-            where = error.filename or run.path.parent
-            raise InputError(f"{where}: cannot write: {error.strerror}") from None
+        write_atomically(run.path.parent / CACHE_PATH, cache)
+        write_atomically(run.path.parent / "result.json", result_json(result))
         num_answers = sum(len(answers) for answers in run.answers.values())
         return RunOutcome(
             run.path, "scored", result, warnings=run.warnings, num_answers=num_answers

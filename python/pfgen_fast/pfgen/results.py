@@ -14,6 +14,8 @@ import numpy as np
 import orjson
 
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.files import read_bytes
+from pfgen_fast.common.jsonl import parse_json
 from pfgen_fast.pfgen.exactness import mean, mean_std
 
 if TYPE_CHECKING:
@@ -169,14 +171,8 @@ class RunResult:
 
 def load_result(path: Path) -> RunResult:
     """Reads and checks one result.json; errors name the file and the field."""
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON: {error}") from None
+    raw = read_bytes(path)
+    data = parse_json(raw, str(path))
     ResultChecker(path).check(data, with_samples=False)
     return RunResult(path, hashlib.sha1(raw).hexdigest(), data)
 

@@ -168,10 +168,7 @@ def run(args: argparse.Namespace) -> int:
             )
     report = report_json(args, outcome)
     report_path = args.report or args.out / REPORT_NAME
-    try:
-        write_atomically(report_path, json.dumps(report, ensure_ascii=False, indent=2).encode())
-    except OSError as error:
-        raise PfgenError(f"{report_path}: cannot write: {error.strerror or error}") from None
+    write_atomically(report_path, json.dumps(report, ensure_ascii=False, indent=2).encode())
     if args.json:
         json.dump(report, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")

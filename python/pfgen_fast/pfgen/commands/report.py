@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from pfgen_fast.common.cli_args import add_data_argument, add_paths_argument, input_paths
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.files import read_bytes, write_atomically
 from pfgen_fast.pfgen.data import DATA_DEFAULT, load_questions, resolve_data_dir
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.leaderboard import (
@@ -54,36 +54,23 @@ def write_pages(runs: list[RunResult], args: argparse.Namespace, console: Consol
         try:
             page = render_page(run, coverage, args.legacy_sum)
             write_atomically(readme, page.encode())
-        except PfgenError as error:
+        except PfgenError as error:  # write_atomically's WriteError included
             console.print(f"[red]error:[/] {escape(str(error))}")
-            failures += 1
-        except OSError as error:
-            console.print(f"[red]error:[/] {escape(f'{readme}: cannot write: {error.strerror}')}")
             failures += 1
     written = len(stale) - failures
     console.print(f"{written} page(s) written, {len(runs) - len(stale)} already current")
     return failures
 
 
-def write_export(output: Path, data: bytes) -> None:
-    try:
-        write_atomically(output, data)
-    except OSError as error:
-        raise InputError(f"{output}: cannot write: {error.strerror}") from None
-
-
 def update_readme(readme: Path, runs: list[RunResult], legacy_sum: bool) -> None:
     try:
-        text = readme.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{readme}: cannot read: {error}") from None
+        text = read_bytes(readme).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{readme}: not UTF-8 text: {error}") from None
     table = markdown_table(rank_runs(runs, legacy_sum), readme.parent)
     updated = replace_table(text, table, readme)
     if updated != text:
-        try:
-            write_atomically(readme, updated.encode())
-        except OSError as error:
-            raise InputError(f"{readme}: cannot write: {error.strerror}") from None
+        write_atomically(readme, updated.encode())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             update_readme(args.readme, runs, args.legacy_sum)
         entries = rank_runs(runs, args.legacy_sum)
         if args.output is not None:
-            write_export(args.output, export_bytes(entries, args.format))
+            write_atomically(args.output, export_bytes(entries, args.format))
         Console().print(rich_table(entries))
     if failures:
         console.print(f"[red]{failures} result(s) failed[/]")

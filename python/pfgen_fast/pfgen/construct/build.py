@@ -332,10 +332,7 @@ def write_question_files(
     written = []
     for question_id, by_source in answers.items():
         path = out_dir / f"{question_id}.json"
-        try:
-            write_atomically(path, question_json(questions[question_id], by_source))
-        except OSError as error:
-            raise PfgenError(f"{path}: cannot write: {error.strerror or error}") from None
+        write_atomically(path, question_json(questions[question_id], by_source))
         written.append(path)
     return written
 
