@@ -118,10 +118,13 @@ def remove_leftovers(directory: Path, prefix: str) -> None:
 def temporary_folder(prefix: str, parent: Path | None = None) -> Iterator[Path]:
     """A new folder `PREFIX<pid>-<random>` in `parent` (default: the system's temporary
     folder), removed when the block ends, however it ends; the folders a killed process left
-    there under the same prefix are removed first."""
+    there under the same prefix are removed first. WriteError if it cannot be made."""
     where = Path(parent) if parent is not None else Path(tempfile.gettempdir())
     remove_leftovers(where, prefix)
-    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=where))
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=where))
+    except OSError as error:
+        raise WriteError.of(where, error) from None
     try:
         yield folder
     finally:
