@@ -18,9 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_sums import compensated_sum, left_to_right_sum
 
+from cli_runner import run_cli
 from pfgen_bench import BENCH_DIR, RESULT_DIR, published_runs
 from pfgen_fast import _core
-from pfgen_fast.pfgen.data import load_questions
+from pfgen_fast.pfgen.data import Question, load_questions
 from pfgen_fast.pfgen.leaderboard import markdown_table, rank_runs
 from pfgen_fast.pfgen.pages import SampleCoverage, render_page
 from pfgen_fast.pfgen.results import load_result
@@ -160,14 +161,7 @@ def test_records_are_byte_identical_to_the_reference_in_both_modes(
     question = load_questions(data_dir, {question_id})[question_id]
     scorer = QuestionScorer(question)
     reference = ReferenceScorer.build(question)
-    answers = []
-    for run in published_runs():
-        with lzma.open(run / "trials.jsonl.xz", "rt", encoding="utf-8") as lines:
-            answers += [
-                trial["answer"]
-                for trial in map(json.loads, lines)
-                if trial["question"] == question.question
-            ]
+    answers = published_answers(question)
     default = scorer.score_arrays(answers).average
     legacy = scorer.score_arrays(answers, legacy_sum=True).average
     differing = [a for a, x, y in zip(answers, default, legacy, strict=True) if x != y]
@@ -178,6 +172,19 @@ def test_records_are_byte_identical_to_the_reference_in_both_modes(
         for answer, record in zip(chosen, mine, strict=True):
             expected = json.dumps(reference.score_record(answer, legacy_sum), ensure_ascii=False)
             assert record.decode() == expected, (legacy_sum, answer)
+
+
+def published_answers(question: Question) -> list[str]:
+    """Every published trial answer to `question`."""
+    answers = []
+    for run in published_runs():
+        with lzma.open(run / "trials.jsonl.xz", "rt", encoding="utf-8") as lines:
+            answers += [
+                trial["answer"]
+                for trial in map(json.loads, lines)
+                if trial["question"] == question.question
+            ]
+    return answers
 
 
 def run_eval(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -288,3 +295,33 @@ def test_sources_and_sum_are_recorded_and_respected_by_the_currency_check(
     assert "1 scored" in evaluate("--legacy-sum")
     assert "1 already current" in evaluate("--legacy-sum")
     assert "1 scored" in evaluate()
+
+
+def test_report_and_score_take_legacy_sum(bench: Path, tmp_path: Path) -> None:
+    """`report --legacy-sum` writes a page only the legacy `sum()` reproduces; `score
+    --legacy-sum` writes an answer's legacy record."""
+    name = "result/deepseek-ai/DeepSeek-R1/5abaa36"
+    assert PAGE_MODES[name] == LEGACY
+    run = tmp_path / name
+    run.mkdir(parents=True)
+    shutil.copy(bench / name / "result.json", run)
+    published = (bench / name / "README.md").read_bytes()
+    for flags, same in (((), False), (("--legacy-sum", "--force"), True)):
+        done = run_cli("report", "--data", str(bench / "data"), *flags, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert ((run / "README.md").read_bytes() == published) is same
+
+    question = load_questions(bench / "data", {"Q40"})["Q40"]
+    scorer = QuestionScorer(question)
+    answers = published_answers(question)
+    legacy = scorer.score_json(answers, legacy_sum=True)
+    default = scorer.score_json(answers)
+    index = next(i for i, record in enumerate(default) if record != legacy[i])
+    line = json.dumps({"question": question.question, "answer": answers[index]})
+    (tmp_path / "answers.jsonl").write_text(line + "\n", encoding="utf-8")
+    for flags, record in (((), default[index]), (("--legacy-sum",), legacy[index])):
+        done = run_cli(
+            "score", "answers.jsonl", "--data", str(bench / "data"), *flags, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.encode() == line[:-1].encode() + b', "scores": ' + record + b"}\n"
