@@ -166,7 +166,7 @@ def test_every_line_scored_as_orjson_reads_it(data_dir: Path, trial_lines: list[
     path = tmp_path / "answers.jsonl"
     path.write_bytes(b"\n".join(lines))  # the last line without a line break
     result = run_score("--data", data_dir, "--skip-invalid", path)
-    assert result.returncode == 0, result.stderr.decode()
+    assert result.returncode == 1, result.stderr.decode()  # lines were skipped
     assert result.stdout == expected_output(lines, data_dir)
     bad = [number for number, (_, valid) in enumerate(tricky, start=1) if not valid]
     reported = [line for line in result.stderr.decode().splitlines() if line.startswith("skipped")]
@@ -218,7 +218,7 @@ def test_skip_invalid_reports_and_goes_on(data_dir: Path, trial_lines: list[byte
     bad = b"".join(line for line, _ in BAD_LINES)
     path.write_bytes(trial_lines[0] + bad + trial_lines[1])
     result = run_score("--data", data_dir, "--skip-invalid", path)
-    assert result.returncode == 0
+    assert result.returncode == 1  # lines were skipped
     assert len(result.stdout.splitlines()) == 2
     stderr = result.stderr.decode()
     assert "Traceback" not in stderr
