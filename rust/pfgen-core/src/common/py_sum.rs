@@ -110,8 +110,14 @@ mod tests {
     fn compensation_is_taken_from_the_larger_operand() {
         // Quarter epsilons are each lost against 1.0; their errors add up to one epsilon.
         let small = f64::EPSILON / 4.0;
-        assert_eq!(both(&[1.0, small, small, small, small]).0, 1.0 + f64::EPSILON);
-        assert_eq!(both(&[small, small, 1.0, small, small]).0, 1.0 + f64::EPSILON);
+        assert_eq!(
+            both(&[1.0, small, small, small, small]).0,
+            1.0 + f64::EPSILON
+        );
+        assert_eq!(
+            both(&[small, small, 1.0, small, small]).0,
+            1.0 + f64::EPSILON
+        );
         assert_eq!(both(&[1.0, small, small, small, small]).1, 1.0);
     }
 }

@@ -81,8 +81,14 @@ impl QuestionScorer {
                 let external_row = external
                     .get(i * self.num_external..(i + 1) * self.num_external)
                     .unwrap_or(&[]);
-                let (help, average, results) =
-                    self.finish_record(answer, external_row, fluency, truthfulness, with_results, sum);
+                let (help, average, results) = self.finish_record(
+                    answer,
+                    external_row,
+                    fluency,
+                    truthfulness,
+                    with_results,
+                    sum,
+                );
                 out.helpfulness[offset] = help;
                 out.average[offset] = average;
                 out.results[offset] = results;
