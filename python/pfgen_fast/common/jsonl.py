@@ -66,6 +66,10 @@ def parse_json(data: bytes, where: str, error: type[PfgenError] = InputError) ->
     try:
         return json.loads(data)
     except ValueError as problem:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise error(f"{where}: not valid UTF-8 at byte {bad.start}") from None
         raise error(f"{where}: not valid JSON: {problem}") from None
     except RecursionError:
         raise error(f"{where}: not valid JSON: nested too deeply") from None

@@ -109,6 +109,12 @@ def markdown_table(entries: Sequence[Entry], readme_dir: Path) -> str:
 
 def replace_table(readme_text: str, table: str, readme: Path) -> str:
     """The README with everything between the markers replaced by the table."""
+    pairs = max(readme_text.count(START_MARKER), readme_text.count(END_MARKER))
+    if pairs > 1:
+        raise InputError(
+            f"{readme}: {pairs} pairs of leaderboard markers: keep one line '{START_MARKER}' "
+            f"and one line '{END_MARKER}'"
+        )
     start = readme_text.find(START_MARKER)
     end = readme_text.find(END_MARKER)
     if start < 0 or end < 0 or end < start:

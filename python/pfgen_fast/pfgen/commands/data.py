@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.pfgen.data import resolve_data_dir
+from pfgen_fast.pfgen.data import default_data_dir, resolve_data_dir
 from pfgen_fast.pfgen.fetch import default_url, fetch_data, verify_data
 
 
@@ -26,6 +26,11 @@ def run(args: argparse.Namespace) -> int:
         destination = fetch_data(url, Path(args.dest) if args.dest else None)
         print(f"fetched {url} into {destination} (verified)")
         return 0
+    if args.dir is None and default_data_dir() is None:
+        raise DataError(
+            "no benchmark data found: give DIR (the data/ directory of a pfgen-bench checkout), "
+            "set PFGEN_DATA_DIR, or run `python -m pfgen_fast data fetch` first"
+        )
     data_dir = resolve_data_dir(args.dir)
     if not data_dir.is_dir():
         raise DataError(f"{data_dir}: not a directory")

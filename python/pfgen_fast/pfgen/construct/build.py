@@ -34,13 +34,16 @@ import polars as pl
 
 from pfgen_fast import _core
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.files import temporary_folder, write_atomically
 from pfgen_fast.pfgen.construct.candidates import GroupKey, Problems, candidate_batches
 from pfgen_fast.pfgen.construct.rules import StyleRules, contains
 from pfgen_fast.pfgen.data import Question
 from pfgen_fast.pfgen.scorer import QuestionScorer
 
 STEPS = ("read", "style", "ng_rules", "rare_ngrams", "length", "representative")
+# The spill folder of a build: PREFIX<pid>-<random>, in --spill-dir or the system's temporary
+# folder (a later build removes those of killed builds).
+SPILL_PREFIX = "pfgen-build-refs-"
 
 
 @dataclass(frozen=True)
@@ -251,14 +254,7 @@ def build_reference_sets(
     by_text = {q.question: q for q in questions.values()}
     problems = Problems()
     builds: dict[GroupKey, ReferenceSetBuild] = {}
-    try:
-        spill_files = tempfile.TemporaryDirectory(
-            prefix="pfgen-build-refs-", dir=settings.spill_dir
-        )
-    except OSError as error:
-        where = settings.spill_dir or tempfile.gettempdir()
-        raise PfgenError(f"{where}: cannot write: {error.strerror or error}") from None
-    with spill_files as spill:
+    with temporary_folder(SPILL_PREFIX, settings.spill_dir) as spill:
         try:
             for path in candidate_files:
                 batches = candidate_batches(path, default_source, by_text, problems)

@@ -173,6 +173,8 @@ def parquet_batches(
 def candidate_batches(
     path: Path, default_source: str, questions: dict[str, Question], problems: Problems
 ) -> Iterator[Batch]:
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a candidate file")
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     if path.suffix == ".parquet":
