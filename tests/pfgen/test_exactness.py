@@ -77,18 +77,25 @@ class Pair:
         self.reference = reference
 
     def assert_same(self, answers: Sequence[str]) -> None:
-        """Records (key order included) and arrays of the core equal the reference's."""
-        records = self.core.score(answers)
-        arrays = self.core.score_arrays(answers)
-        assert arrays.sources == self.reference.sources
-        for index, (answer, record) in enumerate(zip(answers, records, strict=True)):
-            expected = self.reference.score_record(answer)
-            where = f"{self.question.question_id} {self.reference.sources} answer {answer!r}"
-            assert json.dumps(record) == json.dumps(expected), where
-            assert arrays.fluency[index].tolist() == list(expected["fluency"].values()), where
-            assert arrays.truthfulness[index].tolist() == list(expected["truthfulness"].values())
-            assert arrays.helpfulness[index] == expected["helpfulness"], where
-            assert arrays.average[index] == expected["average"], where
+        """Records (key order included) and arrays of the core equal the reference's, with
+        either `sum()` (Python >= 3.12's, and <= 3.11's: `legacy_sum`)."""
+        for legacy_sum in (False, True):
+            records = self.core.score(answers, legacy_sum)
+            arrays = self.core.score_arrays(answers, legacy_sum=legacy_sum)
+            assert arrays.sources == self.reference.sources
+            for index, (answer, record) in enumerate(zip(answers, records, strict=True)):
+                expected = self.reference.score_record(answer, legacy_sum)
+                where = (
+                    f"{self.question.question_id} {self.reference.sources} "
+                    f"legacy_sum={legacy_sum} answer {answer!r}"
+                )
+                assert json.dumps(record) == json.dumps(expected), where
+                assert arrays.fluency[index].tolist() == list(expected["fluency"].values())
+                assert arrays.truthfulness[index].tolist() == list(
+                    expected["truthfulness"].values()
+                )
+                assert arrays.helpfulness[index] == expected["helpfulness"], where
+                assert arrays.average[index] == expected["average"], where
 
 
 @pytest.fixture(scope="module")
