@@ -193,10 +193,16 @@ def make_handler(behaviour: Behaviour) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class Server(ThreadingHTTPServer):
+    # Room for every connection a client opens at once: with socketserver's 5, connections
+    # beyond it wait for the client to send their SYN again (a second later).
+    request_queue_size = 128
+
+
 @contextmanager
 def serve(behaviour: Behaviour) -> Iterator[str]:
     """The server's base URL (…/v1) while the block runs."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(behaviour))
+    server = Server(("127.0.0.1", 0), make_handler(behaviour))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
