@@ -28,7 +28,7 @@ ENGINE = "openai-api"
 ANSWER_ATTEMPTS = 5
 # Requests handed to the client at once, per allowed concurrent request (rounded up to whole
 # trials): enough that connections rarely wait for the last answers of a batch.
-BATCH_PER_CONNECTION = 4
+BATCH_PER_CONNECTION = 16
 
 
 class GenerationError(PfgenError):
