@@ -41,10 +41,20 @@ def input_paths(patterns: list[str], defaults: Sequence[str], console: Console) 
     return paths
 
 
+def at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
 def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
-        type=int,
+        type=at_least_one,
         default=usable_cpus(),
         help="worker threads (default: the CPUs this process may use)",
     )

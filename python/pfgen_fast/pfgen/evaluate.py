@@ -185,8 +185,9 @@ class Evaluator:
         except InputError as error:
             return RunOutcome(path, "failed", error=str(error))
         input_hash = hashlib.sha1(raw).hexdigest()
-        if self._is_current(path, input_hash):
-            return RunOutcome(path, "skipped")
+        stored = self._current_result(path, input_hash)
+        if stored is not None:
+            return RunOutcome(path, "skipped", result=stored)
         return raw, input_hash
 
     def _parse(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun | RunOutcome:
@@ -214,21 +215,24 @@ class Evaluator:
         config = read_config(path.parent / "config.json")
         return ParsedRun(path, input_hash, config, answers, warnings)
 
-    def _is_current(self, path: Path, input_hash: str) -> bool:
+    def _current_result(self, path: Path, input_hash: str) -> dict[str, Any] | None:
+        """The run's result.json when it is current (same input, data and options), else
+        None."""
         result_path = path.parent / "result.json"
         if self.force or not result_path.is_file():
-            return False
+            return None
         try:
             stored = json.loads(result_path.read_bytes())
-        except (OSError, ValueError):
-            return False
-        return (
+        except (OSError, ValueError, RecursionError):
+            return None
+        current = (
             isinstance(stored, dict)
             and stored.get("input_hash") == input_hash
             and stored.get("metadata_hash") == self.references.metadata_hash
             and stored.get("sources") == self.sources
             and cached_legacy_sum(path.parent / CACHE_PATH) in (None, self.legacy_sum)
         )
+        return stored if current else None
 
     def _score_question(
         self, scorer: QuestionScorer, question_id: str, runs: list[ParsedRun]

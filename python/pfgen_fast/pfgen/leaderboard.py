@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.tables import print_table
 from pfgen_fast.pfgen.exactness import py_sum
 from pfgen_fast.pfgen.pages import ordered_sources
 from pfgen_fast.pfgen.results import RunResult
 
 if TYPE_CHECKING:
     import polars as pl
-    from rich.table import Table
 
 START_MARKER = "<!-- leaderboard -->"
 END_MARKER = "<!-- /leaderboard -->"
@@ -194,26 +194,40 @@ def export_bytes(entries: Sequence[Entry], file_format: str) -> bytes:
     return buffer.getvalue()
 
 
-def rich_table(entries: Sequence[Entry]) -> Table:
-    from rich.markup import escape
-    from rich.table import Table
+# The leaderboard as printed: piped, these columns (the rank empty for system rows); on a
+# terminal, short labels, with the mode and the path under the model's name.
+COLUMNS = [
+    "model", "rank", "mode", "score", "score_std", "length", "fluency", "truthfulness",
+    "helpfulness", "path",
+]  # fmt: skip
+LABELS = ["model", "rank", "mode", "score", "sd", "len", "F", "T", "H", "path"]
+CAPTION = (
+    "sd: standard deviation of the score over trials; len: mean answer length; "
+    "F, T, H: Fluency, Truthfulness, Helpfulness"
+)
 
-    table = Table(title="pfgen-bench leaderboard")
-    # The numbers keep their width; the model name gives way on a narrow terminal.
-    table.add_column("Rank", justify="right", min_width=4)
-    table.add_column("Model", ratio=1, min_width=12)
-    for name, width in (("Score ± std", 13), ("Length", 6), ("Fluency", 7), ("Truth", 5)):
-        table.add_column(name, justify="right", min_width=width)
-    table.add_column("Help", justify="right", min_width=5)
-    for entry in entries:
-        data = entry.run.data
-        table.add_row(
-            "N/A" if entry.rank is None else str(entry.rank),
-            escape(f"{entry.icon} {entry.run.model}"),
-            f"{data['score']:.4f}±{data['score_std']:.4f}",
-            f"{data['length']:.1f}",
+
+def print_leaderboard(entries: Sequence[Entry]) -> None:
+    rows = [
+        [
+            entry.run.model,
+            "" if entry.rank is None else entry.rank,
+            entry.run.mode,
+            f"{entry.run.data['score']:.4f}",
+            f"{entry.run.data['score_std']:.4f}",
+            f"{entry.run.data['length']:.1f}",
             f"{entry.total('fluency'):.3f}",
             f"{entry.total('truthfulness'):.3f}",
-            f"{data['scores']['helpfulness']:.3f}",
-        )
-    return table
+            f"{entry.run.data['scores']['helpfulness']:.3f}",
+            str(entry.run.path),
+        ]
+        for entry in entries
+    ]
+    print_table(
+        "pfgen-bench leaderboard",
+        COLUMNS,
+        rows,
+        labels=LABELS,
+        second_line=("mode", "path"),
+        caption=CAPTION,
+    )

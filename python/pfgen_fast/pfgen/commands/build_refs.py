@@ -8,11 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.tables import print_table
 from pfgen_fast.pfgen.construct.build import (
     BuildOutcome,
     BuildSettings,
@@ -24,6 +22,13 @@ from pfgen_fast.pfgen.construct.rules import DEFAULT_STYLE_RULES, load_ng_rules,
 from pfgen_fast.pfgen.data import load_questions
 
 REPORT_NAME = "build-refs-report.json"
+# The steps' table: piped, these columns; on a terminal, short labels.
+STEP_COLUMNS = [
+    "question", "source", "step", "in", "out", "length_mean", "length_sd", "seconds",
+    "peak_memory_mb",
+]  # fmt: skip
+STEP_LABELS = ["question", "source", "step", "in", "out", "len", "sd", "s", "MB"]
+STEP_CAPTION = "len, sd: mean and standard deviation of the lengths; s: seconds; MB: peak memory"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,24 +128,28 @@ def report_json(args: argparse.Namespace, outcome: BuildOutcome) -> dict[str, An
     }
 
 
-def print_table(outcome: BuildOutcome) -> None:
-    table = Table(title="build-refs: reference-set construction")
-    for name in ("question", "source", "step", "in", "out", "length", "sd", "seconds", "peak MB"):
-        justify = "left" if name in ("question", "source", "step") else "right"
-        table.add_column(name, justify=justify)
-    for row in outcome.steps:
-        table.add_row(
+def print_steps(outcome: BuildOutcome) -> None:
+    rows = [
+        [
             row["question_id"],
             row["source"],
             row["step"],
-            f"{row['in']:,}",
-            f"{row['out']:,}",
+            row["in"],
+            row["out"],
             "" if row["length_mean"] is None else f"{row['length_mean']:.1f}",
             "" if row["length_sd"] is None else f"{row['length_sd']:.1f}",
             f"{row['seconds']:.2f}",
-            f"{row['peak_memory_mb']:,.0f}",
-        )
-    Console().print(table)
+            f"{row['peak_memory_mb']:.0f}",
+        ]
+        for row in outcome.steps
+    ]
+    print_table(
+        "build-refs: reference-set construction",
+        STEP_COLUMNS,
+        rows,
+        labels=STEP_LABELS,
+        caption=STEP_CAPTION,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -173,5 +182,5 @@ def run(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
-        print_table(outcome)
+        print_steps(outcome)
     return 1 if outcome.problems.count else 0

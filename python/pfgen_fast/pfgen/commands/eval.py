@@ -11,7 +11,6 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from pfgen_fast.common.cli_args import (
     add_data_argument,
@@ -21,12 +20,26 @@ from pfgen_fast.common.cli_args import (
     input_paths,
 )
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.tables import print_table
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.evaluate import Evaluator, RunOutcome
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.scorer import ReferenceData
 
 DEFAULT_PATTERN = "result/**/trials.jsonl.xz"
+# The table of runs: piped, these columns; on a terminal, short labels, with the mode, the
+# status and the path under the model's name.
+COLUMNS = [
+    "model", "mode", "trials", "score", "score_std", "length", "fluency", "truthfulness",
+    "helpfulness", "status", "path",
+]  # fmt: skip
+LABELS = ["model", "mode", "n", "score", "sd", "len", "F", "T", "H", "status", "path"]
+CAPTION = (
+    "n: trials; sd: standard deviation of the score over trials; len: mean answer length; "
+    "F, T, H: Fluency, Truthfulness, Helpfulness"
+)
+# A run skipped because its result.json was current is shown as such.
+STATUS_SHOWN = {"scored": "scored", "skipped": "current"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,22 +81,47 @@ def summary_row(outcome: RunOutcome) -> dict[str, Any]:
     }
 
 
-def print_table(console: Console, rows: list[dict[str, Any]]) -> None:
-    table = Table(title="Evaluated runs")
-    for name in ("model", "mode", "trials", "score", "length", "Fluency", "Truthfulness", "Helpf."):
-        table.add_column(name, justify="left" if name in ("model", "mode") else "right")
-    for row in sorted(rows, key=lambda r: -(r["score"] or 0)):
-        table.add_row(
+def print_runs(rows: list[dict[str, Any]]) -> None:
+    """The runs scored and those already current, best first."""
+
+    def number(value: float | None, digits: int) -> str:
+        return "" if value is None else f"{value:.{digits}f}"
+
+    table = [
+        [
             row["model"],
             row["mode"],
-            str(row["num_trials"]),
-            f"{row['score']:.4f} ± {row['score_std']:.4f}",
-            f"{row['length']:.1f}",
-            f"{row['fluency']:.4f}",
-            f"{row['truthfulness']:.4f}",
-            f"{row['helpfulness']:.4f}",
+            row["num_trials"],
+            number(row["score"], 4),
+            number(row["score_std"], 4),
+            number(row["length"], 1),
+            number(row["fluency"], 4),
+            number(row["truthfulness"], 4),
+            number(row["helpfulness"], 4),
+            STATUS_SHOWN[row["status"]],
+            row["path"],
+        ]
+        for row in sorted(rows, key=lambda r: -(r["score"] or 0))
+    ]
+    print_table(
+        "Evaluated runs",
+        COLUMNS,
+        table,
+        labels=LABELS,
+        second_line=("mode", "status", "path"),
+        caption=CAPTION,
+    )
+
+
+def check_sources(sources: list[str], references: ReferenceData) -> None:
+    """Every source asked for is a source of some question."""
+    known = {source for question in references.questions.values() for source in question.answers}
+    unknown = [source for source in sources if source not in known]
+    if unknown:
+        raise InputError(
+            f"--sources: no question has source {', '.join(unknown)} "
+            f"(the data's sources: {', '.join(sorted(known))})"
         )
-    console.print(table)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         )
     references = ReferenceData.load(resolve_data_dir(args.data))
     sources = [s for s in args.sources.split(",") if s] if args.sources else None
+    if sources:
+        check_sources(sources, references)
     evaluator = Evaluator(references, sources, args.allow_partial, args.force, args.legacy_sum)
 
     started = time.perf_counter()
@@ -126,12 +166,11 @@ def run(args: argparse.Namespace) -> int:
     scored = [o for o in outcomes if o.status == "scored"]
     skipped = [o for o in outcomes if o.status == "skipped"]
     failed = [o for o in outcomes if o.status == "failed"]
-    rows = [summary_row(o) for o in scored]
     if args.json:
         json.dump([summary_row(o) for o in outcomes], sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
-    elif rows:
-        print_table(Console(), rows)
+    elif scored or skipped:
+        print_runs([summary_row(o) for o in outcomes if o.status != "failed"])
     elapsed = time.perf_counter() - started
     console.print(
         f"{len(scored)} scored, {len(skipped)} already current, {len(failed)} failed "

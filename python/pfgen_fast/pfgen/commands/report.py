@@ -16,9 +16,9 @@ from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.leaderboard import (
     export_bytes,
     markdown_table,
+    print_leaderboard,
     rank_runs,
     replace_table,
-    rich_table,
 )
 from pfgen_fast.pfgen.pages import SampleCoverage, page_is_current, render_page
 from pfgen_fast.pfgen.results import RunResult, load_results
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         entries = rank_runs(runs, args.legacy_sum)
         if args.output is not None:
             write_atomically(args.output, export_bytes(entries, args.format))
-        Console().print(rich_table(entries))
+        print_leaderboard(entries)
     if failures:
         console.print(f"[red]{failures} result(s) failed[/]")
         return 1
