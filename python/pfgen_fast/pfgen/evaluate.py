@@ -1,11 +1,11 @@
 """Evaluating trials files: result.json and a score cache beside each (spec §7).
 
 The work is question-major: the answers of a chunk of runs to one question are scored in one
-batch, while that question's tables are hot in the CPU caches (1.7 times faster than run by run).
-Runs are read, question tables built, questions scored and results written as tasks on one
-thread pool (the core releases the GIL). Two chunks are in flight at once, so that the writing of
-one (Python, holding the GIL) overlaps the scoring of the next (Rust, without it), and memory
-stays bounded by the chunks in flight.
+batch, while that question's tables are hot in the CPU caches. Runs are read, question tables
+built, questions scored and results written as tasks on one thread pool (the core releases the
+GIL). Two chunks are in flight at once, so that the writing of one (Python, holding the GIL)
+overlaps the scoring of the next (Rust, without it), and memory stays bounded by the chunks in
+flight.
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ SHORT_EXPONENT = re.compile(rb"e-([1-9])(?=,?(?:\n|\Z))")
 
 def result_json(result: dict[str, Any]) -> bytes:
     """The benchmark's layout, `json.dumps(result, ensure_ascii=False, indent=2)`, written by
-    orjson (ten times faster), with the floats it spells differently respelled as Python does
+    orjson, with the floats it spells differently respelled as Python does
     (the same value: orjson's text reads back as the same float)."""
     text = orjson.dumps(result, option=orjson.OPT_INDENT_2)
     text = SMALL_DECIMAL.sub(lambda number: repr(float(number[0])).encode(), text)

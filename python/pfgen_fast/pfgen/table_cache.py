@@ -26,8 +26,8 @@ from pfgen_fast.common.files import cache_dir
 from pfgen_fast.pfgen.data import Question
 
 CACHE_SWITCH = "PFGEN_FAST_TABLE_CACHE"
-# Room for the tables of all questions (~350 MB), and as much for `stability`'s, of a few
-# versions of the data or builds of the core: an installed release and a development checkout
+# Room for the tables of all questions, and as much for `stability`'s, of a few versions of
+# the data or builds of the core: an installed release and a development checkout
 # can share the cache, and reference sets being rebuilt do not fill the disk.
 CACHE_LIMIT_BYTES = 2 << 30
 
