@@ -39,7 +39,9 @@ def mean_std(
 ) -> tuple[float, float]:
     """(mean, population standard deviation), each rounded with Python's round; the variance
     is the mean of the squared deviations, added with the same `sum()`."""
-    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
-    average = mean(items, legacy_sum)
-    variance = mean([(x - average) * (x - average) for x in items], legacy_sum)
+    array = np.asarray(values, dtype=np.float64)
+    average = mean(array, legacy_sum)
+    # numpy's elementwise float64 operations round as Python's do.
+    deviations = array - average
+    variance = mean(deviations * deviations, legacy_sum)
     return round(average, digits), round(math.sqrt(variance), digits)
