@@ -7,6 +7,7 @@ import email.utils
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -283,6 +284,50 @@ def test_second_run_makes_no_call_even_in_a_new_process(tmp_path):
     assert second_client.stats.calls == 0 and second_client.stats.cached == 2
     assert child.returncode == 0 and child.stdout.split() == ["はちにんこ", "True", "0"]
     assert not only(moved).cached
+
+
+INTERRUPTED_RUN = """
+import sys
+from pathlib import Path
+from pfgen_fast.common.llm import CompletionRequest, LLMClient
+url, cache, log = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+client = LLMClient(url, "test/model", concurrency=2, cache_path=cache, log_path=log)
+try:
+    client.run([CompletionRequest(str(i)) for i in range(40)])
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_an_interrupted_run_keeps_its_replies(tmp_path, sig):
+    behaviour = Behaviour(responder=lambda p, r: Reply(text=r["prompt"], delay=0.1))
+    cache, log = tmp_path / "cache.sqlite3", tmp_path / "replies.jsonl"
+    with serve(behaviour) as url:
+        child = subprocess.Popen(
+            [sys.executable, "-c", INTERRUPTED_RUN, url, str(cache), str(log)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+            not log.exists() or len(log.read_bytes().splitlines()) < 4
+        ):
+            time.sleep(0.02)
+        child.send_signal(sig)
+        out, _ = child.communicate(timeout=60)
+        answered = len(log.read_bytes().splitlines())
+        asked = len(behaviour.received)
+        llm = client(url, tmp_path, cache_path=cache)
+        results = llm.run([CompletionRequest(str(i)) for i in range(40)])
+    assert 4 <= answered < 40
+    assert [r.text for r in results if isinstance(r, LLMReply)] == [str(i) for i in range(40)]
+    # Every reply logged before the signal was stored: none is asked again.
+    assert llm.stats.cached >= answered and llm.stats.calls == 40 - llm.stats.cached
+    assert len(behaviour.received) == asked + llm.stats.calls
+    if sig == signal.SIGINT:
+        assert child.returncode == 130 and out == "interrupted\n"
 
 
 def test_no_cache_option_and_default_cache_place(tmp_path, monkeypatch):
