@@ -1,0 +1,207 @@
+"""The CLI's guard: every command, given bad inputs (the issue's, random bytes, truncated xz,
+wrong JSON types), ends with a one-line error and never a traceback; an unexpected exception
+becomes one line naming the command line and where to report it, the traceback only with
+--debug."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+QUESTION = "架空の島の天気を教えて。"
+
+
+def write_data(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(3)
+    answers = ["".join(rng.choice("あいうえおかきくけこ。") for _ in range(80)) for _ in range(20)]
+    question = {
+        "question_id": "Q01",
+        "question": QUESTION,
+        "category": "test",
+        "note": "",
+        "keywords": [{"t": "あ"}],
+        "answers": {"R": answers},
+    }
+    (directory / "Q01.json").write_text(json.dumps(question, ensure_ascii=False), "utf-8")
+    return directory
+
+
+def bad_inputs(root: Path) -> dict[str, bytes]:
+    """Contents no command can use: the name says what is wrong."""
+    rng = random.Random(24)
+    good = json.dumps({"question": QUESTION, "answer": "あいう"}, ensure_ascii=False).encode()
+    packed = lzma.compress(good * 50 + b"\n")
+    return {
+        "empty": b"",
+        "random-bytes": rng.randbytes(3000),
+        "random-bytes.xz": rng.randbytes(500),
+        "truncated.jsonl.xz": packed[: len(packed) // 2],
+        "invalid-utf8": b'{"question": "\xff\xfe", "answer": "x"}\n',
+        "array": b"[1, 2, 3]\n",
+        "number": b"1e999\n",
+        "wrong-types": b'{"question": 1, "answer": ["a"], "config": 3, "scores": "x"}\n',
+        "deep-nesting": b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        "huge-integer": b'{"question": "' + QUESTION.encode() + b'", "answer": 1' + b"0" * 5000
+        + b"}\n",
+        "truncated-object": good[:-5] + b"\n",
+        "result-wrong-types": json.dumps(
+            {"input_hash": 1, "config": [], "scores": {"fluency": "x"}, "questions": [1]}
+        ).encode(),
+        "qxx-wrong-types": json.dumps(
+            {"question_id": 1, "question": QUESTION, "answers": {"R": "text"}, "keywords": {}}
+        ).encode(),
+        "qxx-bad-rule": json.dumps(
+            {"question_id": "Q01", "question": QUESTION, "keywords": [{"t": "("}],
+             "answers": {"R": ["x"]}}
+        ).encode(),
+    }  # fmt: skip
+
+
+# The inputs every command meets; the others meet the commands that read any file.
+THOROUGH = {"random-bytes", "invalid-utf8", "wrong-types", "deep-nesting", "qxx-wrong-types"}
+
+
+def commands(root: Path, name: str, data: Path) -> list[list[str]]:
+    """The command lines that read a file of this content, each in its own place."""
+    place = root / name.replace(".", "_")
+    place.mkdir()
+    content = bad_inputs(root)[name]
+    plain = place / name
+    plain.write_bytes(content)
+    run = place / "result" / "org" / "model"
+    run.mkdir(parents=True)
+    packed = content if name.endswith(".xz") else lzma.compress(content)
+    (run / "trials.jsonl.xz").write_bytes(packed)
+    (run / "result.json").write_bytes(content)
+    (run / "config.json").write_bytes(content)
+    bad_data = place / "data"
+    bad_data.mkdir()
+    (bad_data / "Q01.json").write_bytes(content)
+    (bad_data / "questions.jsonl").write_bytes(content)
+    every = [
+        ["score", "--data", str(data), str(plain)],
+        ["eval", "--data", str(data), str(run / "trials.jsonl.xz")],
+        ["report", "--data", str(data), str(run / "result.json")],
+        ["data", "verify", str(bad_data)],
+        ["build-refs", "--meta", str(data), "--candidates", str(plain), "--out",
+         str(place / "refs"), "--size", "5", "--pool-size", "10"],
+    ]  # fmt: skip
+    if name not in THOROUGH:
+        return every
+    return every + [
+        ["score", "--data", str(data), "--skip-invalid", str(plain)],
+        ["score", "--data", str(bad_data), str(plain)],
+        ["eval", "--data", str(bad_data), str(run / "trials.jsonl.xz")],
+        ["report", "--data", str(data), "--readme", str(plain), str(run / "result.json")],
+        ["plot", "--out", str(place / "plots"), str(run / "result.json")],
+        ["prompt", "--data", str(bad_data), "--mode", "qa", "--trial", "0"],
+        ["synth", "--data", str(bad_data), "--question", "Q01", "--count", "5",
+         "--out", str(place / "synth.jsonl")],
+        ["build-refs", "--meta", str(bad_data), "--candidates", str(plain), "--out",
+         str(place / "refs2")],
+        ["build-refs", "--meta", str(data), "--candidates", str(plain), "--out",
+         str(place / "refs3"), "--ng-rules", str(plain)],
+        ["build-refs", "--meta", str(data), "--candidates", str(plain), "--out",
+         str(place / "refs4"), "--style-rules", str(plain)],
+        ["stability", "--data", str(data), str(run / "trials.jsonl.xz")],
+        ["generate", "--data", str(bad_data), "--model", "m", "--mode", "qa",
+         "--base-url", "http://127.0.0.1:9/v1", "--out", str(place / "gen")],
+    ]  # fmt: skip
+
+
+def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PFGEN_FAST_CACHE": str(cwd / "cache"), "PFGEN_DATA_DIR": ""}
+    result = subprocess.run(
+        [sys.executable, "-m", "pfgen_fast", *argv],
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
+    return subprocess.CompletedProcess(
+        argv, result.returncode, "", result.stderr.decode("utf-8", "replace")
+    )
+
+
+NAMES = list(bad_inputs(Path()).keys())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_command_on_bad_input_ends_in_one_line_errors(tmp_path: Path, name: str) -> None:
+    data = write_data(tmp_path / "good-data")
+    lines = commands(tmp_path, name, data)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda argv: run(argv, tmp_path), lines))
+    problems = []
+    for result in results:
+        shown = f"{' '.join(result.args)}\n{result.stderr}"
+        if "Traceback" in result.stderr or "Exception ignored" in result.stderr:
+            problems.append(shown)
+        elif "error: unexpected" in result.stderr:
+            problems.append(shown)  # the guard caught a bug: still a bug
+        elif result.returncode not in (0, 1):
+            problems.append(f"status {result.returncode}: {shown}")
+        elif result.returncode == 1 and not result.stderr.strip():
+            problems.append(f"status 1 without a word: {shown}")
+    assert not problems, "\n\n".join(problems)
+
+
+# A room whose command fails with an exception that is not a PfgenError: a bug.
+CRASHING_ROOM = """
+DESCRIPTION = "fails"
+
+def add_arguments(parser):
+    parser.add_argument("file")
+
+def run(args):
+    return {}["missing key in " + args.file]
+"""
+
+RUN_WITH_ROOM = textwrap.dedent(
+    """
+    import sys
+    from pfgen_fast import cli
+    cli.ROOMS["crash"] = ("crashing_room", "a room that fails")
+    sys.exit(cli.main(sys.argv[1:]))
+    """
+)
+
+
+def run_crashing(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "crashing_room.py").write_text(CRASHING_ROOM)
+    return subprocess.run(
+        [sys.executable, "-c", RUN_WITH_ROOM, *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+
+
+def test_an_unexpected_exception_is_one_line_asking_for_a_report(tmp_path: Path) -> None:
+    result = run_crashing(tmp_path, "crash", "answers.jsonl")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: unexpected KeyError")
+    assert "python -m pfgen_fast crash answers.jsonl" in line
+    assert "report" in line and "--debug" in line
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    result = run_crashing(tmp_path, "crash", "answers.jsonl", "--debug")
+    assert result.returncode == 1
+    assert "Traceback (most recent call last)" in result.stderr
+    assert "KeyError: 'missing key in answers.jsonl'" in result.stderr
+    assert result.stderr.splitlines()[-1].startswith("error: unexpected KeyError")
