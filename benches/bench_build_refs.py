@@ -26,18 +26,14 @@ from pathlib import Path
 
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench_paths import bench_dir
+
 QUESTION_ID = "Q04"
 BASELINE_COUNT = 100_000
 N, MIN_COUNT, TARGET_LENGTH, POOL_SIZE = 5, 2, 100, 30_000
 # The targets for 1,000,000 candidates (and the limits), and for 10,000,000.
 TARGET_SECONDS, LIMIT_SECONDS = 10.0, 30.0
 TARGET_GB, LIMIT_GB, TEN_MILLION_LIMIT_GB = 1.5, 2.0, 4.0
-
-
-def bench_dir() -> Path:
-    env = os.environ.get("PFGEN_BENCH_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "pfgen-bench"
 
 
 def pfgen(*args: str) -> list[str]:

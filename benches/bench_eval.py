@@ -25,17 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench_paths import ROOT, bench_dir
+
 TARGET_RATIO, REQUIRED_RATIO = 3.0, 4.0
 TARGET_PEAK_MB = 1000
 REFERENCE_QUESTIONS = ("Q02", "Q04", "Q21")  # 1, 3 and 2 sources
 REFERENCE_ANSWERS = 300
 ROUNDS = 3
-
-
-def bench_dir() -> Path:
-    env = os.environ.get("PFGEN_BENCH_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "pfgen-bench"
 
 
 def copy_runs(bench: Path, target: Path) -> list[Path]:

@@ -16,7 +16,6 @@ tool). Needs the pfgen-bench checkout (`$PFGEN_BENCH_DIR`, else `../shared/pfgen
 from __future__ import annotations
 
 import gc
-import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench_paths import ROOT, bench_dir
+
 sys.path.insert(0, str(ROOT / "python"))
 
 from pfgen_fast.pfgen.data import load_questions  # noqa: E402
@@ -33,11 +33,6 @@ from pfgen_fast.pfgen.results import load_result  # noqa: E402
 
 TARGET_SECONDS = 1.0
 BASELINE_SAMPLES = 12
-
-
-def bench_dir() -> Path:
-    env = os.environ.get("PFGEN_BENCH_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "pfgen-bench"
 
 
 def substring_search_df(text: str, references: list[str]) -> list[int]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import lzma
-import os
 import subprocess
 import sys
 import tempfile
@@ -34,19 +33,14 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from bench_paths import bench_dir
 from pfgen_fast.pfgen.data import Question, load_questions
 from pfgen_fast.pfgen.scorer import build_scorers
 
-ROOT = Path(__file__).resolve().parent.parent
 SCORE_THRESHOLD = 0.6
 # Sizes scaled to the pool (~1,100 answers per question; ~360 per third).
 POOL_SIZE, SET_SIZE = 1_000, 300
 THIRD_POOL_SIZE, THIRD_SET_SIZE = 300, 100
-
-
-def bench_dir() -> Path:
-    env = os.environ.get("PFGEN_BENCH_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "pfgen-bench"
 
 
 def read_runs(result_dir: Path) -> list[tuple[Path, float, list[dict[str, str]]]]:
