@@ -1,5 +1,5 @@
-"""Type stubs of the compiled core (rust/pfgen-python), checked against it by
-`python -m mypy.stubtest pfgen_fast._core --allowlist python/pfgen_fast/_core_stubtest_allowlist.txt`."""
+"""Type stubs of the compiled core (rust/pfgen-python), checked against it in CI by
+`python3 -m mypy.stubtest pfgen_fast._core`."""
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,12 +10,14 @@ import numpy.typing as npt
 
 __all__ = [
     "BLANK_LINE",
+    "CheckedLines",
     "HELPFULNESS_CUT",
     "NOT_FOUND",
     "OTHER_LINE",
     "AnswerLines",
     "QuestionScorer",
     "RareNgramCounter",
+    "RareNgrams",
     "Scores",
     "check_candidate_lines",
     "evalmm_bag_overlap",
@@ -152,17 +154,37 @@ class RareNgramCounter:
     def buffered_bytes(self) -> int: ...
     @property
     def num_candidates(self) -> int: ...
-    def finish(
-        self,
-    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint32], dict[str, int]]: ...
+    def finish(self) -> RareNgrams: ...
     def texts(self, indices: Sequence[int]) -> list[str]: ...
 
-def check_candidate_lines(
-    buffer: bytearray, length: int
-) -> tuple[bytes, npt.NDArray[np.uint32], int, list[tuple[int, str]]]: ...
-def trigram_coverage(
-    references: Sequence[str], texts: Sequence[str]
-) -> npt.NDArray[np.uint32]: ...
+@final
+class RareNgrams:
+    """Per candidate, whether it holds a rare n-gram and its length in code points; `stats`:
+    occurrences, distinct, rare, alphabet, wide, spilled_bytes."""
+
+    @property
+    def rare(self) -> npt.NDArray[np.bool_]: ...
+    @property
+    def lengths(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def stats(self) -> dict[str, int]: ...
+
+@final
+class CheckedLines:
+    """The usable candidate lines joined by "\\n", the index in the block of each, the number
+    of lines in the block, and (index, message) of each unusable line."""
+
+    @property
+    def usable(self) -> bytes: ...
+    @property
+    def line_indices(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def num_lines(self) -> int: ...
+    @property
+    def problems(self) -> list[tuple[int, str]]: ...
+
+def check_candidate_lines(buffer: bytearray, length: int) -> CheckedLines: ...
+def trigram_coverage(references: Sequence[str], texts: Sequence[str]) -> npt.NDArray[np.uint32]: ...
 
 # evalmm: llm-jp-eval-mm's text metrics over pairs of token-id texts.
 

@@ -80,8 +80,8 @@ def count_rare(
     for first in range(0, len(texts), 400):
         batch = texts[first : first + 400]
         counter.add(pl.Series(batch, dtype=pl.String) if as_series else batch)
-    rare, lengths, stats = counter.finish()
-    return rare, lengths, stats, counter
+    counted = counter.finish()
+    return counted.rare, counted.lengths, counted.stats, counter
 
 
 @pytest.mark.parametrize("as_series", [False, True])
@@ -147,7 +147,7 @@ def test_rare_ngram_counter_reads_arrow_views(tmp_path: Path) -> None:
         spill.mkdir()
         counter = _core.RareNgramCounter(2, 1, spill, 1 << 30)
         counter.add(candidates)
-        _, lengths, _ = counter.finish()
+        lengths = counter.finish().lengths
         expected = candidates.cast(pl.String).to_list()
         assert counter.texts(list(range(len(expected)))) == expected, name
         assert lengths.tolist() == [len(t) for t in expected], name
@@ -179,12 +179,12 @@ def test_check_lines() -> None:
     ]
     block = bytearray(b"\n".join(lines) + b"\ntrailing bytes not checked")
     length = len(block) - len(b"trailing bytes not checked")
-    usable, indices, count, problems = _core.check_candidate_lines(block, length)
-    assert count == len(lines)
-    assert indices.tolist() == [0, 5, 7]
-    assert usable == b"\n".join(lines[i] for i in [0, 5, 7]) + b"\n"
-    assert [index for index, _ in problems] == [2, 3, 4, 6]
-    messages = [message for _, message in problems]
+    checked = _core.check_candidate_lines(block, length)
+    assert checked.num_lines == len(lines)
+    assert checked.line_indices.tolist() == [0, 5, 7]
+    assert checked.usable == b"\n".join(lines[i] for i in [0, 5, 7]) + b"\n"
+    assert [index for index, _ in checked.problems] == [2, 3, 4, 6]
+    messages = [message for _, message in checked.problems]
     assert messages[0] == "field 'answer' must be a string"
     assert messages[1].startswith("invalid JSON: lone surrogate")
     assert messages[2] == "field 'answer' appears 2 times"

@@ -153,7 +153,8 @@ class ReferenceSetBuild:
         """Steps 3-5: the final answers, most representative first."""
         settings = self.settings
         start = time.perf_counter()
-        rare, lengths, self.ngram_stats = self.counter.finish()
+        counted = self.counter.finish()
+        rare, lengths, self.ngram_stats = counted.rare, counted.lengths, counted.stats
         survivors = np.flatnonzero(~rare)
         rare_step = self.step("rare_ngrams")
         if settings.min_count is None:

@@ -78,14 +78,14 @@ def checked_blocks(path: Path, problems: Problems) -> Iterator[tuple[bytes, np.n
                 filled += read
                 end = filled if read == 0 else buffer.rfind(b"\n", 0, filled) + 1
                 if end > 0:
-                    usable, line_indices, lines, unusable = _core.check_candidate_lines(buffer, end)
-                    for index, message in unusable:
+                    checked = _core.check_candidate_lines(buffer, end)
+                    for index, message in checked.problems:
                         problems.add(f"{path}:{first_line + index}: {message}")
-                    if len(line_indices):
-                        yield usable, first_line + line_indices.astype(np.int64)
+                    if len(checked.line_indices):
+                        yield checked.usable, first_line + checked.line_indices.astype(np.int64)
                     buffer[: filled - end] = buffer[end:filled]
                     filled -= end
-                    first_line += lines
+                    first_line += checked.num_lines
                 if read == 0:
                     return
     except (lzma.LZMAError, EOFError) as error:
@@ -180,5 +180,3 @@ def candidate_batches(
     if path.suffix == ".parquet":
         return parquet_batches(path, default_source, questions, problems)
     return jsonl_batches(path, default_source, questions, problems)
-
-

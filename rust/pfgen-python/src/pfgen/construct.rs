@@ -66,6 +66,27 @@ impl Batch {
     }
 }
 
+/// `RareNgramCounter.finish`: per candidate, whether it holds an n-gram fewer than `min_count`
+/// candidates hold (`rare`, bool) and its length in code points (`lengths`, uint32); `stats`:
+/// n-gram occurrences, distinct and rare n-grams, alphabet size, wide keys, bytes spilled.
+#[pyclass(frozen, get_all, module = "pfgen_fast._core")]
+pub struct RareNgrams {
+    rare: Py<PyAny>,
+    lengths: Py<PyAny>,
+    stats: Py<PyAny>,
+}
+
+/// `check_candidate_lines`: the usable lines joined by "\n" (`usable`), the 0-based index in
+/// the block of each (`line_indices`, uint32), the number of lines in the block (`num_lines`)
+/// and (index, message) of each unusable line (`problems`).
+#[pyclass(frozen, get_all, module = "pfgen_fast._core")]
+pub struct CheckedLines {
+    usable: Py<PyAny>,
+    line_indices: Py<PyAny>,
+    num_lines: usize,
+    problems: Vec<(usize, String)>,
+}
+
 /// Counts the character n-grams of one question's candidates, added in batches, to find those
 /// that fewer than `min_count` candidates contain; spills to `spill_dir` beyond `memory_budget`
 /// bytes of n-gram tables and texts.
@@ -120,16 +141,8 @@ impl RareNgramCounter {
         self.inner.num_candidates()
     }
 
-    /// Returns (rare: bool array, lengths: uint32 array in code points, stats dict).
-    #[allow(clippy::type_complexity)]
-    fn finish<'py>(
-        &mut self,
-        py: Python<'py>,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<bool>>,
-        Bound<'py, PyArray1<u32>>,
-        Bound<'py, PyDict>,
-    )> {
+    /// Which candidates hold a rare n-gram, their lengths, and counts of the work done.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<RareNgrams> {
         let inner = &mut self.inner;
         let result = py.detach(|| inner.finish()).map_err(to_py_error)?;
         let stats = PyDict::new(py);
@@ -139,11 +152,11 @@ impl RareNgramCounter {
         stats.set_item("alphabet", result.stats.alphabet)?;
         stats.set_item("wide", result.stats.wide)?;
         stats.set_item("spilled_bytes", result.stats.spilled_bytes)?;
-        Ok((
-            PyArray1::from_vec(py, result.rare),
-            PyArray1::from_vec(py, result.lengths),
-            stats,
-        ))
+        Ok(RareNgrams {
+            rare: PyArray1::from_vec(py, result.rare).into_any().unbind(),
+            lengths: PyArray1::from_vec(py, result.lengths).into_any().unbind(),
+            stats: stats.into_any().unbind(),
+        })
     }
 
     /// The texts of the candidates at `indices`, in that order.
@@ -154,21 +167,13 @@ impl RareNgramCounter {
 }
 
 /// Checks the candidate lines in `buffer[:length]` (JSON lines; see
-/// pfgen_core::pfgen::construct::candidate_lines). Returns (usable, line_indices, lines, problems): the usable
-/// lines joined by "\n", the 0-based index in the block of each, the number of lines in the
-/// block, and (index, message) for each unusable line.
+/// pfgen_core::pfgen::construct::candidate_lines).
 #[pyfunction]
-#[allow(clippy::type_complexity)]
-pub fn check_candidate_lines<'py>(
-    py: Python<'py>,
-    buffer: Bound<'py, PyByteArray>,
+pub fn check_candidate_lines(
+    py: Python<'_>,
+    buffer: Bound<'_, PyByteArray>,
     length: usize,
-) -> PyResult<(
-    Bound<'py, PyBytes>,
-    Bound<'py, PyArray1<u32>>,
-    usize,
-    Vec<(usize, String)>,
-)> {
+) -> PyResult<CheckedLines> {
     // SAFETY: the GIL stays held while the bytes are read, so no Python code can resize or
     // change the bytearray meanwhile (the checking threads touch no Python object).
     let bytes = unsafe { buffer.as_bytes() };
@@ -190,12 +195,14 @@ pub fn check_candidate_lines<'py>(
         .into_iter()
         .map(|problem| (problem.line, problem.message))
         .collect();
-    Ok((
-        joined,
-        PyArray1::from_vec(py, checked.line_indices),
-        checked.lines,
+    Ok(CheckedLines {
+        usable: joined.into_any().unbind(),
+        line_indices: PyArray1::from_vec(py, checked.line_indices)
+            .into_any()
+            .unbind(),
+        num_lines: checked.lines,
         problems,
-    ))
+    })
 }
 
 /// Bytes of the usable lines, each with a line break.
@@ -224,6 +231,8 @@ pub(crate) fn trigram_coverage<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RareNgramCounter>()?;
+    m.add_class::<RareNgrams>()?;
+    m.add_class::<CheckedLines>()?;
     m.add_function(wrap_pyfunction!(check_candidate_lines, m)?)?;
     m.add_function(wrap_pyfunction!(trigram_coverage, m)?)
 }
