@@ -127,3 +127,23 @@ def test_data_fetch_and_verify(tmp_path: Path) -> None:
     (destination / METRIC_FILES[2]).write_text("tampered\n")
     verify = run_cli("mm", "data", "verify", str(destination), cwd=tmp_path)
     assert verify.returncode == 1 and "jawildtext_board_vqa_scorer.py: SHA-256" in verify.stderr
+
+
+def test_evaluate_with_documents(tmp_path: Path) -> None:
+    result = tmp_path / "result"
+    write_run(result, "jdocqa", "model-a", [prediction(0, "はい、そうです", "はい"),
+                                           prediction(1, "1000円", "1,000円")])  # fmt: skip
+    write_run(result, "jdocqa", "model-b", [prediction(0, "はい", "はい"), prediction(7, "x", "y")])
+    docs = tmp_path / "jdocqa-docs.jsonl"
+    docs.write_text('{"question_id": 0, "answer_type": 0}\n{"question_id": 1, "answer_type": 2}\n')
+    run = run_cli("mm", "evaluate", str(result), "--docs", f"jdocqa={docs}", cwd=tmp_path)
+    assert run.returncode == 1
+    assert f"model-b/prediction.jsonl:2: no document with question_id 7 in {docs}" in run.stderr
+    evaluation = json.loads((result / "jdocqa" / "model-a" / "evaluation.jsonl").read_text())
+    assert evaluation["jdocqa"]["details"]["yesno_exact"] == 1.0
+    assert evaluation["jdocqa"]["details"]["numerical_exact"] == 0.0
+    lines = (result / "jdocqa" / "model-a" / "prediction.jsonl").read_text().splitlines()
+    assert [json.loads(line)["jdocqa"] for line in lines] == [1, 0]
+    assert "answer_type" not in json.loads(lines[0])
+    bad = run_cli("mm", "evaluate", str(result), "--docs", "jdocqa", cwd=tmp_path)
+    assert bad.returncode == 1 and "expected TASK=FILE" in bad.stderr

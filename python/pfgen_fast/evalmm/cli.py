@@ -59,6 +59,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     evaluate.add_argument(
         "--table", type=Path, help="also write the leaderboard (.csv/.parquet/.json)"
     )
+    evaluate.add_argument(
+        "--docs",
+        action="append",
+        default=[],
+        metavar="TASK=FILE",
+        help="a task's documents (JSON lines with question_id and the dataset's fields, e.g. "
+        "answer_type, options, category), for metrics that need more than prediction.jsonl",
+    )
     add_scoring_options(evaluate)
     leaderboard = actions.add_parser(
         "leaderboard", help="the leaderboard of a result directory's evaluation.jsonl files"
@@ -187,6 +195,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     """Scores every run; a run that cannot be scored is reported (one line) and skipped."""
     from pfgen_fast.evalmm import evaluate
 
+    docs = docs_by_task(args.docs)
     folders = evaluate.find_runs(args.result_dir)
     runs, failed = [], 0
     for folder in folders:
@@ -203,7 +212,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         options = options_from_args(args, judge)
         for run, names in runs:
             try:
-                evaluation = evaluate.score_run(run, names, options)
+                evaluation = evaluate.score_run(run, names, options, docs.get(run.task))
             except PfgenError as error:
                 print(f"error: {error}", file=sys.stderr)
                 failed += 1
@@ -216,6 +225,16 @@ def run_evaluate(args: argparse.Namespace) -> int:
     report_judge(judge)
     show_leaderboard(results, args.table)
     return 1 if failed else 0
+
+
+def docs_by_task(values: list[str]) -> dict[str, Path]:
+    docs = {}
+    for value in values:
+        task, separator, path = value.partition("=")
+        if not separator or not task or not path:
+            raise PfgenError(f"--docs {value!r}: expected TASK=FILE")
+        docs[task] = Path(path)
+    return docs
 
 
 def run_leaderboard(args: argparse.Namespace) -> int:

@@ -90,10 +90,43 @@ def metrics_of(run: Run, chosen: list[str] | None) -> list[str]:
     return metrics
 
 
-def score_run(run: Run, metrics: list[str], options: Options) -> dict[str, Any]:
+def read_docs(path: Path) -> dict[Any, dict[str, Any]]:
+    """A task's documents (JSON lines with `question_id` and the dataset's fields), by
+    `question_id`."""
+    docs: dict[Any, dict[str, Any]] = {}
+    for line in iter_json_lines(path):
+        key = require(line.value, "question_id", (str, int), line.where)
+        if key in docs:
+            raise InputError(f'{line.where}: field "question_id": {key!r} appears twice')
+        docs[key] = line.value
+    return docs
+
+
+def items_of(
+    run: Run, docs: dict[Any, dict[str, Any]] | None, docs_path: Path | None
+) -> list[dict[str, Any]]:
+    """What the scorers see per item: the prediction line, its document's fields over it (as
+    the original reads `docs`, e.g. the dataset's own `input_text`), `ref` and `pred`."""
+    items = []
+    for line, where in zip(run.lines, run.wheres, strict=True):
+        item = dict(line)
+        if docs is not None:
+            key = require(line, "question_id", (str, int), where)
+            if key not in docs:
+                raise InputError(f"{where}: no document with question_id {key!r} in {docs_path}")
+            item.update(docs[key])
+        item["ref"], item["pred"] = line["answer"], line["text"]
+        items.append(item)
+    return items
+
+
+def score_run(
+    run: Run, metrics: list[str], options: Options, docs_path: Path | None = None
+) -> dict[str, Any]:
     """Each metric's aggregate; the items get their per-item scores. A metric whose fields the
     items lack raises InputError naming the first such item and field."""
-    items = [{**line, "ref": line["answer"], "pred": line["text"]} for line in run.lines]
+    docs = read_docs(docs_path) if docs_path is not None else None
+    items = items_of(run, docs, docs_path)
     evaluation: dict[str, Any] = {}
     for name in metrics:
         scorer = get_scorer(name)
