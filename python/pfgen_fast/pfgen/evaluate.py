@@ -82,6 +82,8 @@ class Evaluator:
         self.legacy_sum = legacy_sum
         self._tables: dict[str, Future[QuestionScorer]] = {}
         self._tables_lock = threading.Lock()
+        # Set when the run is interrupted: the chunks write no further result.
+        self._stopped = threading.Event()
 
     def sources_of(self, available: dict[str, list[str]]) -> list[str] | None:
         """With --sources, those of a question's sources that it has; a question with none of
@@ -117,9 +119,23 @@ class Evaluator:
             ThreadPoolExecutor(max_workers=CHUNKS_IN_FLIGHT) as drivers,
         ):
             driving = [drivers.submit(self._run_chunk, pool, chunk, finish) for chunk in chunks]
-            for future in driving:
-                future.result()
+            try:
+                for future in driving:
+                    future.result()
+            except BaseException:
+                # Interrupted (SIGINT, SIGTERM): tasks not started are dropped, tables not built
+                # fail their waiters, and the pools wait only for the tasks running.
+                self._stop(pool, drivers)
+                raise
         return [outcomes[path] for path in paths]
+
+    def _stop(self, pool: ThreadPoolExecutor, drivers: ThreadPoolExecutor) -> None:
+        self._stopped.set()
+        drivers.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
+        with self._tables_lock:
+            for table in self._tables.values():
+                table.cancel()  # a table not built yet: its waiters stop waiting
 
     def _claim_unbuilt_tables(self) -> list[str]:
         """The questions whose tables nobody has started to build; the caller builds them."""
@@ -173,6 +189,8 @@ class Evaluator:
         # Written here, not on the pool: writing holds the GIL, and the pool's workers go on
         # with the other chunk's parsing and scoring meanwhile.
         for run in runs:
+            if self._stopped.is_set():
+                return
             try:
                 finish(self._write(run))
             except PfgenError as error:
