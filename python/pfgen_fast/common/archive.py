@@ -7,13 +7,13 @@ import hashlib
 import io
 import shutil
 import tarfile
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.files import temporary_folder
 
 DOWNLOAD_TIMEOUT_SECONDS = 120
 ALGORITHM_NAMES = {"sha1": "SHA-1", "sha256": "SHA-256"}
@@ -71,8 +71,8 @@ def fetch_archive(
     the folder in place of `destination`; on any problem nothing is replaced."""
     archive = download(url)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f".{destination.name}-"))
-    try:
+    # Named after this process: a later fetch removes what a killed one left.
+    with temporary_folder(f".{destination.name}-", destination.parent) as staging:
         extract_members(archive, url, staging, select)
         problems = verify(staging)
         if problems:
@@ -82,9 +82,6 @@ def fetch_archive(
         if destination.exists():
             shutil.rmtree(destination)
         staging.rename(destination)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
     return destination
 
 
