@@ -114,6 +114,9 @@ def commands(root: Path, name: str, data: Path) -> list[list[str]]:
         ["build-refs", "--meta", str(data), "--candidates", str(plain), "--out",
          str(place / "refs4"), "--style-rules", str(plain)],
         ["stability", "--data", str(data), str(run / "trials.jsonl.xz")],
+        ["mm", "score", "--metric", "rougel", str(plain)],
+        ["judge", "rank", str(plain)],
+        ["lctg", "leaderboard", "--out", str(place / "lctg"), str(plain)],
         ["generate", "--data", str(bad_data), "--model", "m", "--mode", "qa",
          "--base-url", "http://127.0.0.1:9/v1", "--out", str(place / "gen")],
     ]  # fmt: skip

@@ -392,3 +392,21 @@ def test_readme_install_notes() -> None:
     assert "git clone" in text and "pfgen_fast" in text
     assert "[plot]" in text
     assert "rustup" in text or "Rust toolchain" in text
+
+
+# Found by the Rust line readers' fuzzing: a backslash ending a line took the next line along.
+def test_build_refs_after_a_line_ending_in_a_backslash(tmp_path: Path) -> None:
+    write_data(tmp_path / "meta", answers=False)
+    lines = answer_lines(200, seed=5).splitlines()
+    candidates = tmp_path / "candidates.jsonl"
+    candidates.write_bytes(b'{"question": "a\\\n' + b"\n".join(lines) + b'\n{"question": 1}\n')
+    built = run_cli(
+        "build-refs", "--meta", "meta", "--candidates", candidates, "--out", "refs",
+        "--size", "50", "--pool-size", "100", "--no-rare-filter", cwd=tmp_path,
+    )  # fmt: skip
+    assert built.returncode == 1
+    assert f"{candidates}:1: invalid JSON" in built.stderr
+    assert f"{candidates}:{len(lines) + 2}: " in built.stderr
+    header, *rows = built.stdout.splitlines()
+    steps = [dict(zip(header.split("\t"), row.split("\t"), strict=True)) for row in rows]
+    assert [step["in"] for step in steps if step["step"] == "read"] == ["200", "200"]
