@@ -30,7 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench_paths import ROOT, bench_dir
+
 NUM_ANSWERS = 200_000
 MIN_LENGTH, MAX_LENGTH = 80, 120
 # Answers the reference scores per question (it needs about 3 ms per answer).
@@ -44,11 +45,6 @@ TARGET_BUILD_SECONDS = 2.0
 TARGET_BULK_PER_SECOND = 150_000
 TARGET_CLI_PER_SECOND = 50_000
 TARGET_TABLE_MB = 400
-
-
-def bench_dir() -> Path:
-    env = os.environ.get("PFGEN_BENCH_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "pfgen-bench"
 
 
 def pin_to_one_cpu() -> None:
@@ -233,18 +229,9 @@ def report(name: str, value: str, target: str = "", ratio: str = "") -> None:
     print(f"{name:<48} {value:>12}   {target:<12} {ratio}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        pin_to_one_cpu()
-        mode, *paths = args.child
-        children = {"build": child_build, "load": child_load, "bulk": child_bulk}
-        figures = children[mode](*map(Path, paths))
-        print(json.dumps(figures))
-        return 0
-
+def measure() -> dict[str, Any]:
+    """Every figure: the children's (tables, loading, score_arrays), the CLI's and the
+    reference's, on NUM_ANSWERS published answers written to a temporary file."""
     data_dir = bench_dir() / "data"
     with tempfile.TemporaryDirectory() as work:
         answers_path = Path(work) / "answers.jsonl"
@@ -260,7 +247,6 @@ def main() -> int:
         print(f"cpus available: {len(os.sched_getaffinity(0))}")
         build = run_child("build", data_dir)
         bulk = run_child("bulk", data_dir, answers_path)
-        bulk_rate = bulk["answers"] / bulk["seconds"]
         output_path = Path(work) / "scored.jsonl"
         cache = Path(work) / "cache"
         cli: dict[tuple[bool, Path | None], float] = {
@@ -271,8 +257,14 @@ def main() -> int:
         }
         load = run_child("load", data_dir, cache=cache)
         reference = reference_figures(data_dir, answers_path)
+    return {"build": build, "bulk": bulk, "cli": cli, "load": load, "reference": reference}
 
-    ref_build, ref_rate = reference["build_seconds"], reference["per_second"]
+
+def print_figures(figures: dict[str, Any]) -> None:
+    build, bulk, load = figures["build"], figures["bulk"], figures["load"]
+    ref_build = figures["reference"]["build_seconds"]
+    ref_rate = figures["reference"]["per_second"]
+    bulk_rate = bulk["answers"] / bulk["seconds"]
     print()
     report(f"figure (pfgen_fast: best of {ROUNDS} runs)", "pfgen_fast", "target", "vs reference")
     report(
@@ -302,7 +294,7 @@ def main() -> int:
         f"{1 / ref_rate / single_call:.0f}x faster",
     )
     report("tables, 50 questions, read from the cache (s)", f"{load['seconds']:.2f}")
-    for (one_cpu, cached), rate in cli.items():
+    for (one_cpu, cached), rate in figures["cli"].items():
         tables = "tables cached" if cached else "tables built"
         report(
             f"score CLI, {'1 core' if one_cpu else 'all cores'}, {tables} (answers/s)",
@@ -320,6 +312,20 @@ def main() -> int:
     print()
     report("reference: tables, 50 questions (s)", f"{ref_build:.1f}")
     report("reference: scoring (answers/s)", f"{ref_rate:,.0f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        pin_to_one_cpu()
+        mode, *paths = args.child
+        children = {"build": child_build, "load": child_load, "bulk": child_bulk}
+        figures = children[mode](*map(Path, paths))
+        print(json.dumps(figures))
+        return 0
+    print_figures(measure())
     return 0
 
 
