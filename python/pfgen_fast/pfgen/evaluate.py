@@ -250,7 +250,11 @@ class Evaluator:
             and stored.get("sources") == self.sources
             and cached_legacy_sum(path.parent / CACHE_PATH) in (None, self.legacy_sum)
         )
-        return stored if current else None
+        if not current:
+            return None
+        # Its summary: the per-question part (most of the file) is not shown, and 500 runs' of
+        # it would stay in memory to the end.
+        return {key: value for key, value in stored.items() if key != "questions"}
 
     def _score_question(
         self, scorer: QuestionScorer, question_id: str, runs: list[ParsedRun]
