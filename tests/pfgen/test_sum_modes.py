@@ -24,7 +24,7 @@ from pfgen_fast import _core
 from pfgen_fast.pfgen.data import Question, load_questions
 from pfgen_fast.pfgen.leaderboard import markdown_table, rank_runs
 from pfgen_fast.pfgen.pages import SampleCoverage, render_page
-from pfgen_fast.pfgen.results import load_result
+from pfgen_fast.pfgen.results import RunResult, load_result
 from pfgen_fast.pfgen.scorer import QuestionScorer
 from reference_scorer import ReferenceScorer
 
@@ -325,3 +325,22 @@ def test_report_and_score_take_legacy_sum(bench: Path, tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.encode() == line[:-1].encode() + b', "scores": ' + record + b"}\n"
+
+
+def test_leaderboard_ties_follow_the_result_paths_as_strings() -> None:
+    """Equal scores keep the order of `sorted()` of the paths as strings: "-" sorts before
+    "/", so a longer model name sharing a prefix comes first (as Path objects it would not)."""
+    paths = [
+        Path("result/karasu-7B-chat/abc/result.json"),
+        Path("result/karasu-7B-chat-plus-unleashed/def/result.json"),
+        Path("result/other/ghi/result.json"),
+    ]
+    assert sorted(paths) == paths
+    config = {"model": "m", "mode": "qa"}
+    runs = [
+        RunResult(path, "sha1", {"score": score, "config": config})
+        for path, score in zip(paths, [0.5, 0.5, 0.4], strict=True)
+    ]
+    entries = rank_runs(runs)
+    assert [entry.run.path for entry in entries] == [paths[1], paths[0], paths[2]]
+    assert [entry.rank for entry in entries] == [1, 2, 3]
