@@ -299,3 +299,120 @@ def open_correct(answer: str, response: str, indicators: list[str], japanese: bo
         elif candidate in golds:
             return True
     return False
+
+
+def mathvista(ref: str, pred: str) -> int:
+    """Spec §2 mathvista without metadata (text answers), with every step of the extraction,
+    the search for non-year numbers included."""
+    number = r"(-?\d+\.?\d*(?:[eE][+-]?\d+)?)"
+    response = pred.strip()
+    answer = None
+    for cue in (r"[Tt]he answer is[\s]*:?[\s]*", r"[Aa]nswer:[\s]*", r"=[\s]*",
+                r"(?:is|equals|equal to)[\s]*"):  # fmt: skip
+        found = re.search(cue + number, response)
+        if found:
+            answer = found.group(1)
+            break
+    if answer is None:
+        grouped = re.findall(r"-?\d{1,3}(?:,\d{3})*(?:\.\d+)?", response)
+        if grouped:
+            answer = grouped[-1].replace(",", "")
+    if answer is None:
+        plain = re.findall(r"-?\d+\.?\d*(?:[eE][+-]?\d+)?", response)
+        kept = [n for n in plain if not (1900 <= float(n) <= 2100 and len(n) == 4)]
+        if kept:
+            answer = kept[-1]
+    if answer is None:
+        answer = response[:50] if len(response) > 50 else response
+
+    def norm(text: str) -> str:
+        text = " ".join(text.split()).lower()
+        return text.replace(",", "").replace("$", "").replace("%", "").strip(".")
+
+    return 1 if norm(answer) == norm(ref) else 0
+
+
+KIE_FIELDS = ["store_name", "store_address", "receipt_id", "date", "time", "total_amount",
+              "tax_amount"]  # fmt: skip
+
+
+def kie_prediction(text: str) -> object:
+    """The first fenced block's JSON, else the first balanced {...}'s; None when neither
+    parses. Whatever value parsed is returned (the caller decides about non-objects)."""
+    import json
+
+    fenced = re.search(r"```(?:json)?\s*\n?(.*?)\n?```", text, re.DOTALL)
+    if fenced:
+        try:
+            return json.loads(fenced.group(1).strip())
+        except json.JSONDecodeError:
+            pass
+    start = text.find("{")
+    if start == -1:
+        return None
+    depth = 0
+    for end in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if text[end] == "}" and depth == 0:
+            try:
+                return json.loads(text[start : end + 1])
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def kie_norm(value: object) -> str:
+    if value is None:
+        return ""
+    text = unicodedata.normalize("NFKC", str(value)).lower().strip()
+    for sign in ("¥", "￥", ","):
+        text = text.replace(sign, "")
+    return re.sub(r"\s+", " ", text)
+
+
+def kie_tokens(receipt: dict) -> Counter[str]:
+    found = Counter()
+    for name in KIE_FIELDS:
+        if receipt.get(name) is not None and kie_norm(receipt[name]):
+            found[f"{name}:{kie_norm(receipt[name])}"] += 1
+    items = receipt.get("line_items")
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict):
+            for name in ("item_name", "item_price", "item_quantity"):
+                if item.get(name) is not None and kie_norm(item[name]):
+                    found[f"line_items.{name}:{kie_norm(item[name])}"] += 1
+    return found
+
+
+def receipt_kie(ref: str, pred: str) -> dict:
+    """Spec §2 jawildtext-receipt-kie with the facts of docs/evalmm.md; a parsed value that
+    is not an object is a parse error."""
+    import json
+
+    gold = json.loads(ref)
+    parsed = kie_prediction(pred)
+    if not isinstance(parsed, dict):
+        zeros = {f"field_{name}": 0.0 for name in KIE_FIELDS}
+        return {"f1": 0.0, "precision": 0.0, "recall": 0.0, "field_accuracy": zeros,
+                "parse_error": True}  # fmt: skip
+    g, p = kie_tokens(gold), kie_tokens(parsed)
+    if not g and not p:
+        precision = recall = f1 = 1.0
+    elif not p:
+        precision = recall = f1 = 0.0
+    elif not g:
+        precision, recall, f1 = 0.0, 1.0, 0.0
+    else:
+        correct = sum(min(count, p[token]) for token, count in g.items())
+        precision, recall = correct / sum(p.values()), correct / sum(g.values())
+        f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+        if precision + recall == 0:
+            precision = recall = 0.0
+    accuracy = {
+        f"field_{name}": 1.0
+        if kie_norm(str(gold.get(name, ""))) == kie_norm(str(parsed.get(name, "")))
+        else 0.0
+        for name in KIE_FIELDS
+    }
+    return {"f1": f1, "precision": precision, "recall": recall, "field_accuracy": accuracy,
+            "parse_error": False}  # fmt: skip

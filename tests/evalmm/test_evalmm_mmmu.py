@@ -103,11 +103,32 @@ def test_aggregate_by_subject_and_domain() -> None:
     assert details["Overall-Science"] == 1.0 and details["Overall-Art and Design"] == 0.0
     assert details["Overall-Humanities and Social Science"] == 1.0
     assert aggregate["overall_score"] == 0.75 and details["Overall"] == 0.75
+    assert details["Overall-Tech and Engineering"] == 0 and isinstance(
+        details["Overall-Tech and Engineering"], int
+    )  # an empty domain is written as the integer 0
+    assert list(details)[:4] == ["Overall-Art and Design", "Overall-Business", "Accounting",
+                                 "Overall-Science"]  # fmt: skip
+    # A subject in no domain (JMMMU's culture-specific ones) counts in Overall only.
     items[0] = ("A", "(A)", {**mc, "id": "validation_Japanese_Art_1"})
     scores, aggregate = score("mmmu", items[:3], Options())
-    assert aggregate["details"]["Japanese_Art"] == 1.0
+    assert "Japanese_Art" not in aggregate["details"]
     assert aggregate["details"]["Overall"] == round(2 / 3, 5)
     assert aggregate["overall_score"] == 2 / 3
+
+
+def test_aggregate_weights_accuracies_as_the_original(data_dir: Path) -> None:
+    """Overall is the sum of accuracy x count over subjects divided by the count: 15 of 22
+    right gives 15/22*22 = 14.999999999999998, so Overall differs from 16/23 in the last bit."""
+    items = [open_item("1", "1" if i < 15 else "0", "Math") for i in range(22)]
+    items.append(open_item("1", "1", "Japanese_Heritage"))
+    _, aggregate = score("jmmmu", items, Options(data_dir=data_dir, fix_quirks=True))
+    assert aggregate["overall_score"] == (15 / 22 * 22 + 1 / 1 * 1) / 23 != 16 / 23
+    details = aggregate["details"]
+    assert details["Overall-Science"] == details["Math"] == round(15 / 22, 5)
+    assert "Japanese_Heritage" not in details
+    assert list(details) == ["Overall-Art and Psychology", "Overall-Business", "Overall-Science",
+                             "Math", "Overall-Health and Medicine",
+                             "Overall-Tech and Engineering", "Overall"]  # fmt: skip
 
 
 def test_bad_options(data_dir: Path) -> None:

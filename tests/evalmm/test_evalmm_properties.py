@@ -80,3 +80,80 @@ def test_open_answers_with_a_fresh_list(response: str, answer: str, japanese: bo
     parser = OpenAnswerParser(indicators, japanese=japanese, fresh=True)
     ours = open_answer_correct(answer, parser.candidates(response))
     assert ours == reference.open_correct(answer, response, indicators, japanese)
+
+
+MATH_PIECES = [
+    "The answer is", "the answer is: ", "Answer:", "answer: ", "=", " = ", "is ", "equals",
+    "equal to", " ", "\n", "2024", "1999", "1,000", "12,34", "3.14", "-5", "1e3", "2E-2", "7.",
+    "１２", "٣", "$", "%", ".", ",", "abc", "¥1,000", "答えは", "x" * 30, "", "\u3000",
+]  # fmt: skip
+math_texts = st.one_of(
+    st.lists(st.sampled_from(MATH_PIECES), max_size=10).map("".join), st.text(max_size=12)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(math_texts, math_texts)
+def test_mathvista(ref: str, pred: str) -> None:
+    from pfgen_fast.evalmm.mathvista import mathvista_match
+
+    assert mathvista_match(ref, pred) == reference.mathvista(ref, pred)
+    assert mathvista_match(pred, pred) == reference.mathvista(pred, pred)
+
+
+KIE_VALUES = st.one_of(
+    st.none(),
+    st.sampled_from(["", " ", "¥1,000", "￥１，０００", "1000", " 1 000 ", "2024-01-01",
+                     "ＡＢＣ店", "None", "none", "12:30", "{x}", "a\u3000b"]),
+    st.integers(-5, 3000),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.booleans(),
+    st.lists(st.integers(0, 3), max_size=2),
+)  # fmt: skip
+KIE_NAMES = [
+    "store_name", "store_address", "receipt_id", "date", "time", "total_amount", "tax_amount",
+]  # fmt: skip
+line_item = st.one_of(
+    st.dictionaries(st.sampled_from(["item_name", "item_price", "item_quantity", "x"]),
+                    KIE_VALUES, max_size=3),
+    KIE_VALUES,
+)  # fmt: skip
+receipts = st.dictionaries(
+    st.sampled_from([*KIE_NAMES, "line_items", "other"]),
+    st.one_of(KIE_VALUES, st.lists(line_item, max_size=3)),
+    max_size=6,
+)
+KIE_PIECES = [
+    "{", "}", "{}", "```json", "```", "```json\n", "\n```", "\n", " ", "[1, 2]", "null", "3",
+    '"store_name": "店"', '"total_amount": "¥1,000"', ",", ":", "２０２４", '"}"', "text",
+]  # fmt: skip
+
+
+@st.composite
+def receipt_predictions(draw: st.DrawFn) -> str:
+    """A JSON receipt bare or fenced with text around it, or pieces that barely parse."""
+    import json
+
+    body = json.dumps(draw(receipts), ensure_ascii=draw(st.booleans()))
+    shape = draw(st.sampled_from(["bare", "fenced", "plain-fence", "pieces", "text"]))
+    if shape == "pieces":
+        return "".join(draw(st.lists(st.sampled_from(KIE_PIECES), max_size=10)))
+    if shape == "text":
+        return draw(st.text(max_size=12))
+    before, after = draw(st.sampled_from(["", "答え:", "```\n"])), draw(st.sampled_from(["", "}"]))
+    if shape == "fenced":
+        return f"{before}```json\n{body}\n```{after}"
+    if shape == "plain-fence":
+        return f"```{body}```{after}"
+    return f"{before}{body}{after}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(receipts, receipt_predictions())
+def test_receipt_kie(gold: dict[str, object], pred: str) -> None:
+    import json
+
+    from pfgen_fast.evalmm.receipt_kie import score_item
+
+    ref = json.dumps(gold, ensure_ascii=False)
+    assert score_item(ref, pred) == reference.receipt_kie(ref, pred)

@@ -90,26 +90,32 @@ def japanese_parser(indicators: Sequence[str], fix_quirks: bool) -> OpenAnswerPa
     return OpenAnswerParser(indicators, japanese=True, fresh=False)
 
 
+def instance_accuracy(subjects: Sequence[tuple[int, float]]) -> float:
+    """Sum of accuracy x count over (count, accuracy) pairs, divided by the total count, in the
+    original's float operations; the integer 0 (as it writes it) when there are none."""
+    weighted, count = 0.0, 0
+    for number, accuracy in subjects:
+        weighted += accuracy * number
+        count += number
+    return weighted / count if count else 0
+
+
 def aggregate(
     scores: Sequence[int], docs: Sequence[dict[str, Any]], domains: dict[str, list[str]]
 ) -> dict[str, Any]:
-    subjects: dict[str, list[int]] = {}
+    """Per domain `Overall-<domain>` then its subjects, in the domain lists' order, then
+    `Overall` over every subject; subjects outside the domains count in `Overall` only."""
+    by_subject: dict[str, list[int]] = {}
     for score, doc in zip(scores, docs, strict=True):
         found = SUBJECT.match(doc["id"])
-        subjects.setdefault(found.group(1) if found else doc["id"], []).append(score)
+        by_subject.setdefault(found.group(1) if found else doc["id"], []).append(score)
+    subjects = {name: (len(v), sum(v) / len(v)) for name, v in by_subject.items()}
     details: dict[str, Any] = {}
-    grouped: set[str] = set()
     for domain, members in domains.items():
         present = [name for name in members if name in subjects]
-        grouped.update(present)
-        count = sum(len(subjects[name]) for name in present)
-        correct = sum(sum(subjects[name]) for name in present)
-        details[f"Overall-{domain}"] = round(correct / count, 5) if count else 0.0
+        details[f"Overall-{domain}"] = round(instance_accuracy([subjects[n] for n in present]), 5)
         for name in present:
-            details[name] = round(sum(subjects[name]) / len(subjects[name]), 5)
-    for name in subjects:
-        if name not in grouped:
-            details[name] = round(sum(subjects[name]) / len(subjects[name]), 5)
-    overall = sum(scores) / len(scores) if scores else 0.0
+            details[name] = round(subjects[name][1], 5)
+    overall = instance_accuracy(list(subjects.values()))
     details["Overall"] = round(overall, 5)
     return {"overall_score": overall, "details": details}

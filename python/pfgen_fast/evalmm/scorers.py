@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.evalmm import aggregates, judges, match, mmmu, ocr
+from pfgen_fast.evalmm import aggregates, judges, match, mathvista, mmmu, ocr, receipt_kie
 
 Doc = dict[str, Any]
 Aggregate = dict[str, Any]
@@ -212,6 +212,15 @@ register(Scorer("ai2d", per_item(match.ai2d_match), simple("ai2d")))
 register(Scorer("blink", per_item(match.blink_match), simple("blink")))
 register(
     Scorer("jawildtext-handwriting-ocr", score_handwriting, simple("jawildtext_handwriting_ocr"))
+)
+register(Scorer("mathvista", per_item(mathvista.mathvista_match), simple("accuracy")))
+register(
+    Scorer(
+        "jawildtext-receipt-kie",
+        per_item(receipt_kie.score_item),
+        lambda scores, _batch: receipt_kie.aggregate(scores),
+        check=receipt_kie.check_reference,
+    )
 )
 register(
     Scorer(
