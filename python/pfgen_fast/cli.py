@@ -226,9 +226,26 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in options
     if debug:
         argv.remove("--debug")
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_sigterm)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        previous_handler = signal.signal(signal.SIGTERM, on_sigterm)
+    previous_stdout = sys.stdout
     guard_standard_output()
+    try:
+        return run_guarded(argv, debug)
+    finally:
+        # What is left of the output (after an error), then the caller's stream and handler back.
+        try:
+            sys.stdout.flush()
+        except (OutputClosed, PfgenError):
+            pass
+        sys.stdout = previous_stdout
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous_handler)
+
+
+def run_guarded(argv: list[str], debug: bool) -> int:
+    """The command's exit status, every way it can end turned into one (see EXIT_STATUS)."""
     try:
         return dispatch(argv)
     except PfgenError as error:

@@ -208,3 +208,17 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     assert "Traceback (most recent call last)" in result.stderr
     assert "KeyError: 'missing key in answers.jsonl'" in result.stderr
     assert result.stderr.splitlines()[-1].startswith("error: unexpected KeyError")
+
+
+def test_main_gives_back_standard_output_and_the_sigterm_handler(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import signal
+
+    from pfgen_fast import __version__, cli
+
+    before = (sys.stdout, signal.getsignal(signal.SIGTERM))
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert (sys.stdout, signal.getsignal(signal.SIGTERM)) == before
+    assert capfd.readouterr().out == f"pfgen_fast {__version__}\n"
