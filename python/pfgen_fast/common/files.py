@@ -151,6 +151,8 @@ def _new_file_mode() -> int:
 
 
 NEW_FILE_MODE = _new_file_mode()
+# The (folder, prefix) pairs whose leftovers this process has removed already.
+_CLEANED: set[tuple[Path, str]] = set()
 
 
 @contextmanager
@@ -166,7 +168,9 @@ def replaced_atomically(path: Path) -> Iterator[Path]:
     except OSError:
         mode = NEW_FILE_MODE
     prefix = f".{path.name}."
-    remove_leftovers(path.parent, prefix)
+    if (path.parent, prefix) not in _CLEANED:  # once per file and process: folders can be large
+        _CLEANED.add((path.parent, prefix))
+        remove_leftovers(path.parent, prefix)
     try:
         handle, name = tempfile.mkstemp(
             dir=path.parent, prefix=f"{prefix}{os.getpid()}-", suffix=".tmp"
