@@ -74,8 +74,15 @@ def test_mecha_groups() -> None:
     assert aggregate["overall_score"] == details["overall"] == 2 / 3
     assert details["Factoid"] == 1.0 and details["Non-Factoid"] == 0.0
     assert details["with_background"] == 0.0 and details["without_background"] == 1.0
-    assert details["rot_0_overall"] == 1.0 and details["rot_1_Factoid"] == 0.0
-    assert details["rot_no_rot_overall"] == 1.0
+    assert list(details)[5:] == ["rot_0", "rot_1", "rot_no_rot"]  # in order of appearance
+    assert details["rot_0"]["overall"] == 1.0 and details["rot_1"]["Factoid"] == 0.0
+    assert details["rot_no_rot"] == {
+        "overall": 1.0,
+        "Factoid": 1.0,
+        "Non-Factoid": 0.0,
+        "with_background": 0.0,
+        "without_background": 1.0,
+    }
 
 
 def test_cc_ocr_spec_cases() -> None:
@@ -84,20 +91,34 @@ def test_cc_ocr_spec_cases() -> None:
     scores, aggregate = run("cc-ocr", refs, preds)
     assert scores == pytest.approx([0.75, 0.8], abs=1e-8)
     assert aggregate["overall_score"] == pytest.approx(0.775, abs=1e-8)
-    assert aggregate["details"]["micro_f1"] == pytest.approx(16 / 21, abs=1e-8)
+    assert aggregate["details"]["micro_f1_score"] == pytest.approx(16 / 21, abs=1e-8)
+    # The macro F1 is the samples' mean F1 over n + 1e-9, not a harmonic mean of macro R, P.
+    assert aggregate["details"]["macro_f1_score"] == (scores[0] + scores[1]) / (2 + 1e-9)
+    assert list(aggregate["details"]) == [
+        "mean_sample_f1", "macro_recall", "macro_precision", "macro_f1_score", "micro_recall",
+        "micro_precision", "micro_f1_score", "metric_config",
+    ]  # fmt: skip
+    assert aggregate["details"]["metric_config"]["is_word_level"] is False
     scores, aggregate = run("cc-ocr", ["abc", "日本語の文字認識"], ["abcd", "日本語の文字認識"])
     assert scores == pytest.approx([6 / 7, 1.0], abs=1e-8)
     assert aggregate["overall_score"] == pytest.approx(13 / 14, abs=1e-8)
-    assert aggregate["details"]["micro_f1"] == pytest.approx(22 / 23, abs=1e-8)
+    assert aggregate["details"]["micro_f1_score"] == pytest.approx(22 / 23, abs=1e-8)
     scores, aggregate = run("cc-ocr", [""], [""])
     assert scores == [0.0] and aggregate["overall_score"] == 0.0
 
 
 def test_letters() -> None:
-    scores, _ = run("ai2d", ["B", "D", "A", "C"], [" b. ", "(D)", "Ａ", "E"])
+    scores, aggregate = run("ai2d", ["B", "D", "A", "C"], [" b. ", "(D)", "Ａ", "E"])
     assert scores == [1, 0, 0, 0]
-    scores, _ = run("blink", ["C", "(A)", "B"], ["(c).", "A", "( B )"])
-    assert scores == [1, 1, 1]
+    assert aggregate == {"overall_score": 0.25, "details": {"accuracy": 0.25}}
+    scores, aggregate = run("blink", ["C", "(A)", "B", "D"], ["(c).", "A", "( B )", "x"])
+    assert scores == [1, 1, 1, 0]
+    assert aggregate == {
+        "overall_score": 0.75,
+        "details": {"accuracy": 0.75, "total_samples": 4, "correct_samples": 3},
+    }
+    _, aggregate = run("blink", [], [])
+    assert aggregate == {"overall_score": 0.0, "details": {"accuracy": 0.0}}
 
 
 def test_handwriting() -> None:
@@ -105,7 +126,7 @@ def test_handwriting() -> None:
         "jawildtext-handwriting-ocr", ["ＡＢ\\nc", "", "", "abcd"], ["ab\r\nC", "", "x", "zzzzzzz"]
     )
     assert scores == [1.0, 1.0, 0.0, 0.0]
-    assert aggregate["overall_score"] == 0.5
+    assert aggregate == {"overall_score": 0.5, "details": {"cer_similarity": 0.5}}
 
 
 def test_unknown_metric() -> None:

@@ -21,6 +21,16 @@ def simple(key: str, scores: Sequence[float]) -> dict[str, Any]:
     return {"overall_score": value, "details": {key: value}}
 
 
+def with_counts(scores: Sequence[int]) -> dict[str, Any]:
+    """blink: the accuracy with the number of items and of right ones (only the accuracy when
+    there are none)."""
+    if not scores:
+        return simple("accuracy", scores)
+    value = mean(scores)
+    details = {"accuracy": value, "total_samples": len(scores), "correct_samples": sum(scores)}
+    return {"overall_score": value, "details": details}
+
+
 def jdocqa(scores: Sequence[float], docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     by_type: dict[int, list[float]] = {kind: [] for kind in JDOCQA_TYPES}
     for score, doc in zip(scores, docs, strict=True):
@@ -62,14 +72,13 @@ def mecha_group(pairs: Sequence[tuple[float, dict[str, Any]]]) -> dict[str, floa
 
 
 def mecha_ja(scores: Sequence[float], docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Overall, by answer type and by background, then the same per rotation group (keys
-    `rot_<i>_<name>`)."""
+    """Overall, by answer type and by background, then the same five per rotation group
+    (`rot_<i>` or `rot_no_rot`, in the order the groups first appear) as a nested object."""
     pairs = list(zip(scores, docs, strict=True))
     details: dict[str, Any] = mecha_group(pairs)
     groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
     for score, doc in pairs:
         groups.setdefault(rotation_group(doc["question_id"]), []).append((score, doc))
-    for group in sorted(groups):
-        for name, value in mecha_group(groups[group]).items():
-            details[f"{group}_{name}"] = value
+    for group, members in groups.items():
+        details[group] = mecha_group(members)
     return {"overall_score": details["overall"], "details": details}

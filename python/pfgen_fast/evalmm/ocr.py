@@ -17,6 +17,13 @@ SPACES = re.compile(r"\s+")
 LINE_SPACES = re.compile(r"[ \t]+")
 # cc-ocr's guard against empty denominators.
 EPSILON = 1e-9
+# The settings cc-ocr reports with its scores (character level, lower-cased).
+METRIC_CONFIG = {
+    "is_word_level": False,
+    "is_lower": True,
+    "is_alphanum_only": False,
+    "description": "Optimized for Japanese (character-level)",
+}
 
 
 def cc_ocr_characters(text: Any) -> list[str]:
@@ -51,27 +58,26 @@ def f1_of_counts(right: int, gt_len: int, pred_len: int) -> tuple[float, float, 
 
 
 def cc_ocr_aggregate(counts: Sequence[tuple[int, int, int]]) -> dict[str, Any]:
-    """Mean sample F1 as overall score; macro means and pooled (micro) values in the details."""
+    """Mean sample F1 as overall score; in the details the macro recall, precision and F1
+    (sums divided by n + 1e-9, the F1 a mean of the samples' F1s) and the pooled (micro)
+    values."""
     per_sample = [f1_of_counts(*c) for c in counts]
     n = len(per_sample)
-    macro_r = sum(s[0] for s in per_sample) / (n + EPSILON)
-    macro_p = sum(s[1] for s in per_sample) / (n + EPSILON)
-    macro_f1 = 2 * macro_r * macro_p / (macro_r + macro_p + EPSILON) if macro_r + macro_p else 0.0
+    mean_f1 = sum(s[2] for s in per_sample) / n if n else 0.0
     micro_r, micro_p, micro_f1 = f1_of_counts(
         sum(c[0] for c in counts), sum(c[1] for c in counts), sum(c[2] for c in counts)
     )
-    mean_f1 = sum(s[2] for s in per_sample) / n if n else 0.0
     return {
         "overall_score": mean_f1,
         "details": {
             "mean_sample_f1": mean_f1,
-            "macro_recall": macro_r,
-            "macro_precision": macro_p,
-            "macro_f1": macro_f1,
+            "macro_recall": sum(s[0] for s in per_sample) / (n + EPSILON),
+            "macro_precision": sum(s[1] for s in per_sample) / (n + EPSILON),
+            "macro_f1_score": sum(s[2] for s in per_sample) / (n + EPSILON),
             "micro_recall": micro_r,
             "micro_precision": micro_p,
-            "micro_f1": micro_f1,
-            "metric_config": {"language": "ja", "unit": "character"},
+            "micro_f1_score": micro_f1,
+            "metric_config": dict(METRIC_CONFIG),
         },
     }
 

@@ -208,11 +208,15 @@ register(
     )
 )
 register(Scorer("cc-ocr", score_cc_ocr, aggregate_cc_ocr))
-register(Scorer("ai2d", per_item(match.ai2d_match), simple("ai2d")))
-register(Scorer("blink", per_item(match.blink_match), simple("blink")))
+register(Scorer("ai2d", per_item(match.ai2d_match), simple("accuracy")))
 register(
-    Scorer("jawildtext-handwriting-ocr", score_handwriting, simple("jawildtext_handwriting_ocr"))
+    Scorer(
+        "blink",
+        per_item(match.blink_match),
+        lambda scores, _batch: aggregates.with_counts(scores),
+    )
 )
+register(Scorer("jawildtext-handwriting-ocr", score_handwriting, simple("cer_similarity")))
 register(Scorer("mathvista", per_item(mathvista.mathvista_match), simple("accuracy")))
 register(
     Scorer(
