@@ -201,3 +201,6 @@ def test_cli(tmp_path: Path) -> None:
     source.write_text(json.dumps({"ref": "3", "pred": "The answer is 3."}) + "\n")
     result = run_cli("mm", "score", "--metric", "mathvista", "--json", str(source), cwd=tmp_path)
     assert json.loads(result.stdout) == {"overall_score": 1.0, "details": {"accuracy": 1.0}}
+    result = run_cli("mm", "score", "--help", cwd=tmp_path)
+    assert "jawildtext-receipt-kie: ref the receipt as a JSON object in a string" in result.stdout
+    assert "jmmmu: ref a string, id, question_type (and options" in result.stdout

@@ -15,7 +15,7 @@ from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
-from pfgen_fast.evalmm.scorers import SCORERS, Options, get_scorer
+from pfgen_fast.evalmm.scorers import SCORERS, Options, fields_help, get_scorer
 from pfgen_fast.evalmm.scoring import read_items, score_items
 
 DESCRIPTION = "llm-jp-eval-mm's scorers (Japanese vision-language tasks), exact and fast"
@@ -25,7 +25,10 @@ JUDGE_ERRORS = ("exclude", "zero")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     score = actions.add_parser(
-        "score", help="score a JSON lines file (ref, pred, document fields) with one metric"
+        "score",
+        help="score a JSON lines file (ref, pred, document fields) with one metric",
+        epilog=fields_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     score.add_argument(
         "file", type=Path, metavar="FILE", help="JSON lines: ref, pred and the metric's fields"

@@ -48,6 +48,9 @@ class Scorer:
     # Reference types accepted (a list only where the original takes lists).
     ref_kinds: tuple[type, ...] = (str,)
     needs_judge: bool = False
+    # What `ref` holds and fields needed by some items only, for the help.
+    ref_help: str = "a string"
+    fields_note: str = ""
 
 
 def per_item(function: Callable[[Any, str], Any]) -> Callable[[Batch], list[Any]]:
@@ -168,6 +171,7 @@ def judge_scorers() -> list[Scorer]:
 
 
 MMMU_FIELDS = (("id", str), ("question_type", str))
+MMMU_NOTE = "(and options on multiple-choice items)"
 SCORERS: dict[str, Scorer] = {}
 
 
@@ -182,6 +186,7 @@ register(
         per_item(match.substring_match),
         simple("substring_match"),
         ref_kinds=(str, list),
+        ref_help="a string or a list of strings",
     )
 )
 register(Scorer("rougel", score_rougel, simple("rougel")))
@@ -224,6 +229,7 @@ register(
         per_item(receipt_kie.score_item),
         lambda scores, _batch: receipt_kie.aggregate(scores),
         check=receipt_kie.check_reference,
+        ref_help="the receipt as a JSON object in a string",
     )
 )
 register(
@@ -233,6 +239,7 @@ register(
         mmmu_aggregate(mmmu.MMMU_DOMAINS),
         fields=MMMU_FIELDS,
         check=mmmu.check_item,
+        fields_note=MMMU_NOTE,
     )
 )
 register(
@@ -242,11 +249,23 @@ register(
         mmmu_aggregate(mmmu.JMMMU_DOMAINS),
         fields=MMMU_FIELDS,
         check=mmmu.check_item,
+        fields_note=MMMU_NOTE,
     )
 )
 
 for judge_scorer in judge_scorers():
     register(judge_scorer)
+
+
+def fields_help() -> str:
+    """One line per metric: what `ref` holds and the document fields it needs."""
+    lines = ["what each metric reads besides pred (a string):"]
+    for name in sorted(SCORERS):
+        scorer = SCORERS[name]
+        fields = "".join(f", {field}" for field, _ in scorer.fields)
+        note = f" {scorer.fields_note}" if scorer.fields_note else ""
+        lines.append(f"  {name}: ref {scorer.ref_help}{fields}{note}")
+    return "\n".join(lines)
 
 
 def get_scorer(name: str) -> Scorer:
