@@ -416,3 +416,34 @@ def receipt_kie(ref: str, pred: str) -> dict:
     }
     return {"f1": f1, "precision": precision, "recall": recall, "field_accuracy": accuracy,
             "parse_error": False}  # fmt: skip
+
+
+def mmmu_aggregate(scores: list[int], ids: list[str], domains: dict[str, list[str]]) -> dict:
+    """Spec §2 aggregate_mmmu_results with the facts of docs/evalmm.md: per-subject accuracy
+    and count, instance-weighted as accuracy x count, only domain subjects listed."""
+    results: dict[str, tuple[int, float]] = {}
+    grouped: dict[str, list[int]] = {}
+    for score, identifier in zip(scores, ids, strict=True):
+        prefix = identifier.split("_")[0]
+        subject = re.search(rf"^{prefix}_(.+?)_\d+$", identifier)
+        assert subject is not None
+        grouped.setdefault(subject.group(1), []).append(score)
+    for subject, values in grouped.items():
+        results[subject] = (len(values), sum(values) / len(values))
+
+    def weighted(parts: list[tuple[int, float]]) -> float:
+        total, count = 0, 0
+        for number, accuracy in parts:
+            total += accuracy * number
+            count += number
+        return 0 if count == 0 else total / count
+
+    details: dict = {}
+    for domain, members in domains.items():
+        present = [m for m in members if m in results]
+        details["Overall-" + domain] = round(weighted([results[m] for m in present]), 5)
+        for m in present:
+            details[m] = round(results[m][1], 5)
+    overall = weighted(list(results.values()))
+    details["Overall"] = round(overall, 5)
+    return {"overall_score": overall, "details": details}

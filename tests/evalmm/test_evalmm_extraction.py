@@ -204,3 +204,25 @@ def test_cli(tmp_path: Path) -> None:
     result = run_cli("mm", "score", "--help", cwd=tmp_path)
     assert "jawildtext-receipt-kie: ref the receipt as a JSON object in a string" in result.stdout
     assert "jmmmu: ref a string, id, question_type (and options" in result.stdout
+
+
+def test_evaluate_a_receipt_run(tmp_path: Path) -> None:
+    """The task's default metric; the per-item dicts go into prediction.jsonl as the
+    original writes them."""
+    folder = tmp_path / "result" / "jawildtext-receipt-kie" / "model-a"
+    folder.mkdir(parents=True)
+    ref = json.dumps({"date": "2024-01-05", "total_amount": 1000})
+    lines = [
+        {"question_id": 0, "text": '{"date": "2024-01-05", "total_amount": "¥1,000"}',
+         "answer": ref, "input_text": "q"},
+        {"question_id": 1, "text": "分かりません", "answer": ref, "input_text": "q"},
+    ]  # fmt: skip
+    (folder / "prediction.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = run_cli("mm", "evaluate", str(tmp_path / "result"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    evaluation = json.loads((folder / "evaluation.jsonl").read_text())
+    assert evaluation["jawildtext-receipt-kie"]["overall_score"] == 0.5
+    assert evaluation["jawildtext-receipt-kie"]["details"]["parse_error_count"] == 1
+    written = [json.loads(x) for x in (folder / "prediction.jsonl").read_text().splitlines()]
+    assert written[0]["jawildtext-receipt-kie"]["field_accuracy"]["field_total_amount"] == 1.0
+    assert written[1]["jawildtext-receipt-kie"]["parse_error"] is True

@@ -157,3 +157,30 @@ def test_receipt_kie(gold: dict[str, object], pred: str) -> None:
 
     ref = json.dumps(gold, ensure_ascii=False)
     assert score_item(ref, pred) == reference.receipt_kie(ref, pred)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["Math", "Physics", "Design", "Japanese_Art", "World_History",
+                             "Accounting", "Art_Theory", "History"]),
+            st.integers(0, 1),
+        ),
+        max_size=60,
+    ),
+    st.booleans(),
+)  # fmt: skip
+def test_mmmu_aggregates(items: list[tuple[str, int]], japanese: bool) -> None:
+    from pfgen_fast.evalmm import mmmu
+
+    domains = mmmu.JMMMU_DOMAINS if japanese else mmmu.MMMU_DOMAINS
+    ids = [f"validation_{subject}_{i}" for i, (subject, _) in enumerate(items)]
+    scores = [score for _, score in items]
+    docs = [{"id": identifier} for identifier in ids]
+    ours = mmmu.aggregate(scores, docs, domains)
+    expected = reference.mmmu_aggregate(scores, ids, domains)
+    assert ours == expected and list(ours["details"]) == list(expected["details"])
+    assert [type(v) for v in ours["details"].values()] == [
+        type(v) for v in expected["details"].values()
+    ]
