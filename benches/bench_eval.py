@@ -1,20 +1,26 @@
-"""Batch evaluation of all shared runs, from scratch, against `xz -dc` of the same files.
+"""Batch evaluation of a pfgen-bench checkout's runs, from scratch, against `xz -dc` of the same
+files, for its N runs and for 2N runs (each run copied under a second path).
 
-    python benches/bench_eval.py
+    python benches/bench_eval.py [CHECKOUT] [--warm-tables] [--no-reference]
 
-Copies every run's trials.jsonl.xz and config.json of the pfgen-bench checkout
-(`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the project) into a temporary folder,
-then, in the same run, prints: the time `xz -dc` needs to decompress them all, the wall time of
-`python -m pfgen_fast eval` on them (both cores, fresh copies, nothing scored yet, the tables
-built: the table cache off), each the best of three rounds (the machine may be shared), their
-ratio, answers per second, the eval's peak memory, and the published-tool approach (the
-from-spec Python reference scorer of `tests/reference_scorer.py`: all its tables timed on a
-few questions and extrapolated to 50, scoring timed on a sample and extrapolated to every
-answer).
+CHECKOUT is a pfgen-bench checkout (default `$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench`
+beside the project); every `result/**/trials.jsonl.xz` in it is a run. For N runs, then for 2N,
+each round copies the runs' trials.jsonl.xz and config.json into a fresh temporary folder
+(nothing scored yet), then times, in the same round: `xz -dc` of all the copies on every core
+(one `xz` per file, as many at once as there are cores: the decompression floor) and
+`python -m pfgen_fast eval` on them (every core). Each figure is the best of ROUNDS rounds (the
+machine may be shared); printed with their ratio, answers per second, the eval's CPU time and
+its peak memory (the largest sum of resident memory over the eval's process tree, sampled every
+SAMPLE_SECONDS), and the growth of time and peak from N to 2N runs. The tables are built inside
+each eval (the table cache off) unless `--warm-tables`, where every eval reads them from a table
+cache filled before the timed rounds. Unless `--no-reference`, the published-tool approach is
+extrapolated for the N runs (the from-spec Python reference scorer of `tests/pfgen`: its tables
+timed on a few questions, scoring timed on a sample).
 """
 
 from __future__ import annotations
 
+import argparse
 import lzma
 import os
 import resource
@@ -23,37 +29,142 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench_paths import ROOT, bench_dir
 
 TARGET_RATIO, REQUIRED_RATIO = 3.0, 4.0
-TARGET_PEAK_MB = 1000
+TARGET_PEAK_MB, REQUIRED_PEAK_MB = 800, 1000
+MAX_PEAK_GROWTH = 0.15  # from N to 2N runs
 REFERENCE_QUESTIONS = ("Q02", "Q04", "Q21")  # 1, 3 and 2 sources
 REFERENCE_ANSWERS = 300
 ROUNDS = 3
+SAMPLE_SECONDS = 0.02
 
 
-def copy_runs(bench: Path, target: Path) -> list[Path]:
-    copies = []
-    for trials in sorted((bench / "result").glob("**/trials.jsonl.xz")):
-        run = target / trials.parent.relative_to(bench)
-        run.mkdir(parents=True)
-        shutil.copy(trials, run)
-        if (trials.parent / "config.json").exists():
-            shutil.copy(trials.parent / "config.json", run)
-        copies.append(run / "trials.jsonl.xz")
-    return copies
+@dataclass
+class Timing:
+    """One scale's figures, each the best of its rounds."""
+
+    copies: int
+    xz_seconds: float = float("inf")
+    eval_seconds: float = float("inf")
+    eval_cpu_seconds: float = float("inf")
+    peak_bytes: int = 0  # the largest of the rounds: a peak, not a time
+
+
+def find_runs(bench: Path) -> list[Path]:
+    return sorted((bench / "result").glob("**/trials.jsonl.xz"))
+
+
+def copy_runs(bench: Path, runs: list[Path], target: Path, copies: int) -> list[Path]:
+    """Every run's trials and config under `target`, `copies` times (under copy-0/, copy-1/...)."""
+    files = []
+    for copy in range(copies):
+        for trials in runs:
+            run = target / f"copy-{copy}" / trials.parent.relative_to(bench)
+            run.mkdir(parents=True)
+            shutil.copy(trials, run)
+            if (trials.parent / "config.json").exists():
+                shutil.copy(trials.parent / "config.json", run)
+            files.append(run / "trials.jsonl.xz")
+    return files
 
 
 def time_xz(files: list[Path]) -> float:
-    start = time.perf_counter()
-    for path in files:
+    """Wall time of `xz -dc` of every file, one process per file, one per core at a time."""
+
+    def decompress(path: Path) -> None:
         subprocess.run(["xz", "-dc", str(path)], stdout=subprocess.DEVNULL, check=True)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(decompress, files))
     return time.perf_counter() - start
 
 
-def reference_seconds(bench: Path, files: list[Path]) -> tuple[float, int]:
+def tree_resident_bytes(root: int) -> int:
+    """The resident memory of process `root` and all its descendants, from /proc."""
+    total, pending = 0, [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pending.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue  # the process ended meanwhile
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_eval(bench: Path, files: list[Path], env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall time, CPU time and peak resident memory (process tree) of one `eval`."""
+    command = [sys.executable, "-m", "pfgen_fast", "eval", "--data", str(bench / "data")]
+    cpu_before = children_cpu_seconds()
+    peak = 0
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            [*command, "--json", *map(str, files)],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            env=env,
+        )
+        while process.poll() is None:
+            peak = max(peak, tree_resident_bytes(process.pid))
+            time.sleep(SAMPLE_SECONDS)
+        seconds = time.perf_counter() - start
+        if process.returncode != 0:
+            errors.seek(0)
+            sys.exit(f"eval failed:\n{errors.read().decode(errors='replace')}")
+    return seconds, children_cpu_seconds() - cpu_before, peak
+
+
+def eval_env(cache: Path | None) -> dict[str, str]:
+    """The table cache in `cache` (filled by an eval before the timed ones), or off."""
+    if cache is None:
+        return {**os.environ, "PFGEN_FAST_TABLE_CACHE": "0"}
+    return {**os.environ, "PFGEN_FAST_CACHE": str(cache)}
+
+
+def measure(bench: Path, runs: list[Path], work: Path, cache: Path | None) -> list[Timing]:
+    """N and 2N runs, ROUNDS rounds each, the scales alternating round by round."""
+    env = eval_env(cache)
+    if cache is not None:
+        files = copy_runs(bench, runs[:1], work / "warm", 1)
+        time_eval(bench, files, env)
+    timings = [Timing(copies) for copies in (1, 2)]
+    for round_number in range(ROUNDS):
+        for timing in timings:
+            folder = work / f"round-{round_number}-{timing.copies}"
+            files = copy_runs(bench, runs, folder, timing.copies)
+            timing.xz_seconds = min(timing.xz_seconds, time_xz(files))
+            seconds, cpu_seconds, peak = time_eval(bench, files, env)
+            timing.eval_seconds = min(timing.eval_seconds, seconds)
+            timing.eval_cpu_seconds = min(timing.eval_cpu_seconds, cpu_seconds)
+            timing.peak_bytes = max(timing.peak_bytes, peak)
+            shutil.rmtree(folder)
+    return timings
+
+
+def count_answers(runs: list[Path]) -> int:
+    return sum(
+        sum(1 for line in lzma.decompress(path.read_bytes()).splitlines() if line.strip())
+        for path in runs
+    )
+
+
+def reference_seconds(bench: Path, runs: list[Path], num_answers: int) -> float:
     """Extrapolated time of the from-spec reference for all tables and all answers."""
     sys.path.insert(0, str(ROOT / "tests" / "pfgen"))
     import orjson
@@ -62,12 +173,6 @@ def reference_seconds(bench: Path, files: list[Path]) -> tuple[float, int]:
     from reference_scorer import ReferenceScorer
 
     questions = load_questions(bench / "data")
-    answers = [
-        orjson.loads(line)
-        for path in files
-        for line in lzma.decompress(path.read_bytes()).splitlines()
-        if line.strip()
-    ]
     build = score = 0.0
     scored = 0
     for question_id in REFERENCE_QUESTIONS:
@@ -75,58 +180,76 @@ def reference_seconds(bench: Path, files: list[Path]) -> tuple[float, int]:
         start = time.perf_counter()
         scorer = ReferenceScorer.build(question)
         build += time.perf_counter() - start
-        sample = [a["answer"] for a in answers if a["question"] == question.question]
+        sample = [
+            record["answer"]
+            for path in runs
+            for line in lzma.decompress(path.read_bytes()).splitlines()
+            if line.strip() and (record := orjson.loads(line))["question"] == question.question
+        ]
         sample = sample[:: max(1, len(sample) // REFERENCE_ANSWERS)][:REFERENCE_ANSWERS]
         start = time.perf_counter()
         for answer in sample:
             scorer.score_record(answer)
         score += time.perf_counter() - start
         scored += len(sample)
-    total = build / len(REFERENCE_QUESTIONS) * len(questions) + score / scored * len(answers)
-    return total, len(answers)
+    return build / len(REFERENCE_QUESTIONS) * len(questions) + score / scored * num_answers
 
 
-def time_eval(bench: Path, files: list[Path]) -> float:
-    start = time.perf_counter()
-    completed = subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", "eval", "--data", str(bench / "data"), "--json"]
-        + [str(path) for path in files],
-        capture_output=True,
-        text=True,
-        # From scratch: the tables built, not read from the table cache.
-        env={**os.environ, "PFGEN_FAST_TABLE_CACHE": "0"},
+def print_timings(timings: list[Timing], num_runs: int, num_answers: int) -> None:
+    print(
+        f"{'runs':>6} {'answers':>10} {'xz -dc (s)':>11} {'eval (s)':>9} {'ratio':>6} "
+        f"{'answers/s':>10} {'eval CPU (s)':>13} {'peak (MB)':>10}"
     )
-    seconds = time.perf_counter() - start
-    if completed.returncode != 0:
-        sys.exit(f"eval failed:\n{completed.stderr}")
-    return seconds
+    for timing in timings:
+        answers = num_answers * timing.copies
+        print(
+            f"{num_runs * timing.copies:>6} {answers:>10,} {timing.xz_seconds:>11.2f} "
+            f"{timing.eval_seconds:>9.2f} {timing.eval_seconds / timing.xz_seconds:>6.2f} "
+            f"{answers / timing.eval_seconds:>10,.0f} {timing.eval_cpu_seconds:>13.2f} "
+            f"{timing.peak_bytes / 1e6:>10.0f}"
+        )
+    single, double = timings
+    print(
+        f"2N against N: time x{double.eval_seconds / single.eval_seconds:.2f}, peak "
+        f"{(double.peak_bytes / single.peak_bytes - 1) * 100:+.1f}% "
+        f"(limit +{MAX_PEAK_GROWTH * 100:.0f}%)"
+    )
+    print(
+        f"targets: ratio <= {TARGET_RATIO} (required <= {REQUIRED_RATIO}), peak <= "
+        f"{TARGET_PEAK_MB} MB (required <= {REQUIRED_PEAK_MB})"
+    )
 
 
 def main() -> int:
-    bench = bench_dir()
-    xz_seconds = eval_seconds = float("inf")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkout", nargs="?", type=Path, help="a pfgen-bench checkout")
+    parser.add_argument("--warm-tables", action="store_true", help="tables from a table cache")
+    parser.add_argument("--no-reference", action="store_true", help="skip the reference")
+    args = parser.parse_args()
+    bench = args.checkout or bench_dir()
+    runs = find_runs(bench)
+    if not runs:
+        sys.exit(f"no result/**/trials.jsonl.xz in {bench}")
+    num_answers = count_answers(runs)
+    print(
+        f"checkout: {bench}; runs: {len(runs)}; answers: {num_answers:,}; "
+        f"cores: {os.cpu_count()}; load average: {os.getloadavg()[0]:.1f}"
+    )
+    tables = "read from a warm table cache" if args.warm_tables else "built (table cache off)"
+    print(f"best of {ROUNDS} rounds (peak: largest); tables {tables}")
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as temporary:
-        for round_number in range(ROUNDS):
-            files = copy_runs(bench, Path(temporary) / str(round_number))
-            xz_seconds = min(xz_seconds, time_xz(files))
-            eval_seconds = min(eval_seconds, time_eval(bench, files))
-        # The largest of the child processes: the eval (the xz ones are small).
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        reference, num_answers = reference_seconds(bench, files)
-    ratio = eval_seconds / xz_seconds
-    print(f"runs: {len(files)}, answers: {num_answers:,}, cores: {os.cpu_count()}")
-    print(f"best of {ROUNDS} rounds")
-    print(f"xz -dc of the same files          {xz_seconds:8.2f} s")
-    print(
-        f"pfgen_fast eval (from scratch)    {eval_seconds:8.2f} s   ratio to xz {ratio:.2f} "
-        f"(target <= {TARGET_RATIO}, required <= {REQUIRED_RATIO})"
-    )
-    print(f"pfgen_fast answers/s              {num_answers / eval_seconds:8,.0f}")
-    print(f"pfgen_fast peak memory            {peak_mb:8.0f} MB (target <= {TARGET_PEAK_MB})")
-    print(
-        f"from-spec reference, extrapolated {reference:8.0f} s   "
-        f"({num_answers / reference:,.0f} answers/s; pfgen_fast is {reference / eval_seconds:.0f}x)"
-    )
+        work = Path(temporary)
+        cache = work / "cache" if args.warm_tables else None
+        timings = measure(bench, runs, work, cache)
+    print_timings(timings, len(runs), num_answers)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    if not args.no_reference:
+        reference = reference_seconds(bench, runs, num_answers)
+        print(
+            f"from-spec reference, extrapolated: {reference:.0f} s for the {len(runs)} runs "
+            f"({num_answers / reference:,.0f} answers/s; "
+            f"pfgen_fast is {reference / timings[0].eval_seconds:.0f}x)"
+        )
     return 0
 
 

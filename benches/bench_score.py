@@ -1,6 +1,7 @@
 """Speed of pfgen_fast against the from-spec Python reference scorer (`tests/reference_scorer.py`).
 
     python benches/bench_score.py
+    python benches/bench_score.py --trials-order
 
 Prints, for the same answers in the same run (published trial answers of 80-120 characters,
 repeated to 200,000 lines): the table build time of all 50 questions on one core (and their
@@ -13,6 +14,12 @@ fresh subprocesses pinned to one CPU with `RAYON_NUM_THREADS=1`; each of its tim
 best of ROUNDS runs (a shared machine's neighbours slow single runs by up to a fifth). Needs
 the pfgen-bench checkout (`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the
 project).
+
+With `--trials-order`, only the scoring of real answers as trials files hold them: every published
+answer once (the first time it occurs), in the order of the trials files (sorted paths; within a
+run, sorted by question), all 50 questions' tables in turn; on one core, through `score_arrays`
+(one call per run and question, the tables built) and through `python -m pfgen_fast score` (the
+tables read from the table cache), each the best of ROUNDS runs.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ TARGET_BUILD_SECONDS = 2.0
 TARGET_BULK_PER_SECOND = 150_000
 TARGET_CLI_PER_SECOND = 50_000
 TARGET_TABLE_MB = 400
+TARGET_TRIALS_ORDER_PER_SECOND, REQUIRED_TRIALS_ORDER_PER_SECOND = 300_000, 200_000
 
 
 def pin_to_one_cpu() -> None:
@@ -69,6 +77,22 @@ def published_answers(result_dir: Path) -> list[dict[str, str]]:
                 if MIN_LENGTH <= len(trial["answer"]) <= MAX_LENGTH:
                     chosen.append({"question": trial["question"], "answer": trial["answer"]})
     return chosen
+
+
+def answers_in_trials_order(result_dir: Path) -> list[dict[str, str]]:
+    """(question, answer) of every published trial, each distinct answer once (where it first
+    occurs), in the trials files' order."""
+    seen: set[tuple[str, str]] = set()
+    ordered = []
+    for trials in sorted(result_dir.glob("**/trials.jsonl.xz")):
+        with lzma.open(trials, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                trial = json.loads(line)
+                key = (trial["question"], trial["answer"])
+                if key not in seen:
+                    seen.add(key)
+                    ordered.append({"question": key[0], "answer": key[1]})
+    return ordered
 
 
 def read_answers(path: Path) -> dict[str, list[str]]:
@@ -157,6 +181,34 @@ def child_bulk(data_dir: Path, answers_path: Path) -> dict[str, Any]:
     }
 
 
+def child_trials_order(data_dir: Path, answers_path: Path) -> dict[str, Any]:
+    """Fresh process, one CPU: answers per second through `score_arrays` on the answers in
+    file order, one call per stretch of answers to the same question (a run's answers to one
+    question), the best of ROUNDS passes."""
+    from pfgen_fast import ReferenceData, build_scorers
+
+    references = ReferenceData.load(data_dir)
+    scorers = build_scorers(references.questions.values(), threads=1)
+    calls: list[tuple[Any, list[str]]] = []
+    with answers_path.open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            scorer = scorers[references.by_text(record["question"]).question_id]
+            if not calls or calls[-1][0] is not scorer:
+                calls.append((scorer, []))
+            calls[-1][1].append(record["answer"])
+
+    def score_all() -> None:
+        for scorer, answers in calls:
+            scorer.score_arrays(answers)
+
+    return {
+        "seconds": best_of_rounds(score_all),
+        "answers": sum(len(answers) for _, answers in calls),
+        "calls": len(calls),
+    }
+
+
 def cache_env(cache: Path | None) -> dict[str, str]:
     """The environment with the table cache in `cache`, or off."""
     if cache is None:
@@ -172,7 +224,12 @@ def run_child(mode: str, *paths: Path, cache: Path | None = None) -> dict[str, A
 
 
 def time_cli(
-    data_dir: Path, answers_path: Path, output_path: Path, one_cpu: bool, cache: Path | None
+    data_dir: Path,
+    answers_path: Path,
+    output_path: Path,
+    one_cpu: bool,
+    cache: Path | None,
+    num_answers: int = NUM_ANSWERS,
 ) -> float:
     """Wall time of `python -m pfgen_fast score` on the answers file, the best of ROUNDS runs:
     its tables built inside (`cache` None), or read from the table cache in `cache` (filled
@@ -196,8 +253,8 @@ def time_cli(
                 times.append(time.perf_counter() - start)
         with output_path.open("rb") as lines:
             written = sum(1 for _ in lines)
-        if written != NUM_ANSWERS:
-            raise RuntimeError(f"score wrote {written} lines for {NUM_ANSWERS} answers")
+        if written != num_answers:
+            raise RuntimeError(f"score wrote {written} lines for {num_answers} answers")
     return min(times)
 
 
@@ -314,16 +371,62 @@ def print_figures(figures: dict[str, Any]) -> None:
     report("reference: scoring (answers/s)", f"{ref_rate:,.0f}")
 
 
+def measure_trials_order() -> None:
+    """Prints the scoring speed on one core on the published answers in trials order."""
+    data_dir = bench_dir() / "data"
+    with tempfile.TemporaryDirectory() as work:
+        answers_path = Path(work) / "answers.jsonl"
+        ordered = answers_in_trials_order(bench_dir() / "result")
+        with answers_path.open("w", encoding="utf-8") as out:
+            for record in ordered:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        print(
+            f"{len(ordered):,} published answers in trials order, each once; "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
+        bulk = run_child("trials", data_dir, answers_path)
+        cache = Path(work) / "cache"
+        output_path = Path(work) / "scored.jsonl"
+        cli_seconds = time_cli(data_dir, answers_path, output_path, True, cache, len(ordered))
+    print()
+    target = (
+        f">= {TARGET_TRIALS_ORDER_PER_SECOND:,} (at least {REQUIRED_TRIALS_ORDER_PER_SECOND:,})"
+    )
+    report(f"figure (best of {ROUNDS} runs)", "answers/s", "target")
+    report(
+        f"score_arrays, 1 core ({bulk['calls']:,} calls)",
+        f"{bulk['answers'] / bulk['seconds']:,.0f}",
+        target,
+    )
+    report(
+        "score CLI, 1 core, tables cached",
+        f"{len(ordered) / cli_seconds:,.0f}",
+        target,
+    )
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--trials-order", action="store_true", help="only published answers in trials order"
+    )
     args = parser.parse_args()
     if args.child:
         pin_to_one_cpu()
         mode, *paths = args.child
-        children = {"build": child_build, "load": child_load, "bulk": child_bulk}
+        children = {
+            "build": child_build,
+            "load": child_load,
+            "bulk": child_bulk,
+            "trials": child_trials_order,
+        }
         figures = children[mode](*map(Path, paths))
         print(json.dumps(figures))
+        return 0
+    if args.trials_order:
+        measure_trials_order()
         return 0
     print_figures(measure())
     return 0
