@@ -27,6 +27,8 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
+# Tabs and line breaks inside a value, as spaces in tab-separated output (one line per row).
+ONE_LINE = str.maketrans("\t\n\r", "   ")
 # A cell that reads as a number: right-aligned and never folded on a terminal.
 NUMBER = re.compile(r"[-+]?[0-9][0-9,.]*(e[-+]?[0-9]+)?%?|nan|inf|")
 
@@ -51,7 +53,7 @@ def print_table(
     if not console.is_terminal:
         out = console.file if console.file is not None else sys.stdout
         lines = ["\t".join(columns)]
-        lines += ["\t".join(cell_text(value).replace("\t", " ") for value in row) for row in rows]
+        lines += ["\t".join(cell_text(value).translate(ONE_LINE) for value in row) for row in rows]
         out.write("\n".join(lines) + "\n")
         out.flush()
         return
