@@ -1,4 +1,6 @@
-"""pfgen_fast: exact, fast scoring of pfgen-bench.
+"""pfgen_fast: exact, fast evaluation of Japanese text generation (pfgen-bench, LCTG Bench,
+llm-jp-eval-mm's scorers, pairwise judging). The package exports pfgen-bench's scorer; the
+other benchmarks are used through `python -m pfgen_fast lctg|mm|judge`.
 
 Example::
 
@@ -9,6 +11,8 @@ Example::
     records = scorer.score(["つるかめ算は、..."])  # per-answer records, as the benchmark's
     arrays = scorer.score_arrays(many_answers)  # numpy arrays, no dict per answer
 """
+
+from __future__ import annotations
 
 from typing import Any
 
