@@ -6,12 +6,14 @@
 //! (default: `../shared/pfgen-bench` beside the checkout; the trials are decompressed with the
 //! `xz` command), then times building the n-gram tables of every question, scoring every
 //! published answer (Fluency and Truthfulness only), and scoring them again with the keyword
-//! rules (those without regular expressions) and their JSON records. Prints answers per second
-//! and a checksum of the scores, which must not change when the code does. `ROUNDS` (default
+//! rules (those without regular expressions) and their JSON records, and scoring every distinct
+//! published answer once in the trials files' order (sorted paths; within a file, stretches of
+//! answers to one question, each stretch one batch: the tables of all questions in turn). Prints
+//! answers per second and a checksum of the scores, which must not change when the code does. `ROUNDS` (default
 //! 3) rounds are run and the best time of each step is printed; the rayon pool follows
 //! `RAYON_NUM_THREADS` (one core: `RAYON_NUM_THREADS=1 taskset -c 0 cargo bench ...`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -121,8 +123,13 @@ fn literal_rules(question: &Question) -> Vec<WeightedRule> {
         .collect()
 }
 
-/// Every published trial answer, by question text.
-fn published_answers(result_dir: &Path) -> Result<HashMap<String, Vec<Vec<char>>>, Failure> {
+/// Stretches of answers to one question (its text) in the trials files' order.
+type Stretches = Vec<(String, Vec<Vec<char>>)>;
+
+/// Every published trial answer, by question text; and every distinct one once, in stretches.
+fn published_answers(
+    result_dir: &Path,
+) -> Result<(HashMap<String, Vec<Vec<char>>>, Stretches), Failure> {
     let mut files = Vec::new();
     let mut pending = vec![result_dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
@@ -140,6 +147,8 @@ fn published_answers(result_dir: &Path) -> Result<HashMap<String, Vec<Vec<char>>
     }
     files.sort();
     let mut answers: HashMap<String, Vec<Vec<char>>> = HashMap::new();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    let mut stretches: Stretches = Vec::new();
     for file in files {
         let output = Command::new("xz").arg("-dc").arg(&file).output()?;
         if !output.status.success() {
@@ -153,13 +162,21 @@ fn published_answers(result_dir: &Path) -> Result<HashMap<String, Vec<Vec<char>>
             else {
                 continue;
             };
+            let text = &lines.questions[question];
             answers
-                .entry(lines.questions[question].clone())
+                .entry(text.clone())
                 .or_default()
                 .push(answer.chars().collect());
+            if !seen.insert((text.clone(), answer.to_string())) {
+                continue;
+            }
+            match stretches.last_mut() {
+                Some((last, stretch)) if last == text => stretch.push(answer.chars().collect()),
+                _ => stretches.push((text.clone(), vec![answer.chars().collect()])),
+            }
         }
     }
-    Ok(answers)
+    Ok((answers, stretches))
 }
 
 fn main() -> Result<(), Failure> {
@@ -180,7 +197,7 @@ fn main() -> Result<(), Failure> {
         .iter()
         .map(|path| read_question(path))
         .collect::<Result<Vec<_>, _>>()?;
-    let answers = published_answers(&dir.join("result"))?;
+    let (answers, stretches) = published_answers(&dir.join("result"))?;
     let no_answers = Vec::new();
     let answers_of: Vec<&Vec<Vec<char>>> = questions
         .iter()
@@ -192,7 +209,14 @@ fn main() -> Result<(), Failure> {
         questions.len()
     );
 
+    let scorer_of: HashMap<&str, usize> = questions
+        .iter()
+        .enumerate()
+        .map(|(index, q)| (q.text.as_str(), index))
+        .collect();
+    let stretch_answers: usize = stretches.iter().map(|(_, a)| a.len()).sum();
     let (mut best_build, mut best_score, mut best_records) = (f64::MAX, f64::MAX, f64::MAX);
+    let (mut best_trials_order, mut trials_checksum) = (f64::MAX, 0.0);
     let (mut checksum, mut record_bytes) = (0.0, 0);
     for _ in 0..rounds {
         let start = Instant::now();
@@ -229,6 +253,18 @@ fn main() -> Result<(), Failure> {
         }
         best_records = best_records.min(start.elapsed().as_secs_f64());
         record_bytes = bytes;
+
+        let start = Instant::now();
+        let mut sum = 0.0;
+        for (text, answers) in &stretches {
+            let Some(&index) = scorer_of.get(text.as_str()) else {
+                continue;
+            };
+            let batch = scorers[index].score_batch(answers, &[], false, SumMode::default());
+            sum += batch.fluency.iter().sum::<f64>() + batch.truthfulness.iter().sum::<f64>();
+        }
+        best_trials_order = best_trials_order.min(start.elapsed().as_secs_f64());
+        trials_checksum = sum;
     }
     println!("table build (50 questions): {best_build:.3} s");
     println!(
@@ -238,6 +274,12 @@ fn main() -> Result<(), Failure> {
     println!(
         "scoring with literal keyword rules and records: {:.0} answers/s, {record_bytes} bytes",
         total as f64 / best_records
+    );
+    println!(
+        "scoring in trials order, each answer once ({stretch_answers} answers, {} batches): \
+         {:.0} answers/s, checksum {trials_checksum:.6}",
+        stretches.len(),
+        stretch_answers as f64 / best_trials_order
     );
     Ok(())
 }
