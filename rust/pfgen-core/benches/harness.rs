@@ -123,13 +123,13 @@ fn literal_rules(question: &Question) -> Vec<WeightedRule> {
         .collect()
 }
 
+/// Answers (as characters) by question text.
+type ByQuestion = HashMap<String, Vec<Vec<char>>>;
 /// Stretches of answers to one question (its text) in the trials files' order.
 type Stretches = Vec<(String, Vec<Vec<char>>)>;
 
 /// Every published trial answer, by question text; and every distinct one once, in stretches.
-fn published_answers(
-    result_dir: &Path,
-) -> Result<(HashMap<String, Vec<Vec<char>>>, Stretches), Failure> {
+fn published_answers(result_dir: &Path) -> Result<(ByQuestion, Stretches), Failure> {
     let mut files = Vec::new();
     let mut pending = vec![result_dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
@@ -146,7 +146,7 @@ fn published_answers(
         }
     }
     files.sort();
-    let mut answers: HashMap<String, Vec<Vec<char>>> = HashMap::new();
+    let mut answers = ByQuestion::new();
     let mut seen: HashSet<(String, String)> = HashSet::new();
     let mut stretches: Stretches = Vec::new();
     for file in files {
