@@ -12,13 +12,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m pfgen_fast ARGS` in `cwd`, output captured (wide, for the rich tables)."""
+def run_cli(
+    *args: str | int | Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m pfgen_fast ARGS` (in `cwd`, with `env` added to the environment), output
+    captured as text (wide, for the rich tables)."""
     return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *args],
+        [sys.executable, "-m", "pfgen_fast", *map(str, args)],
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "200"},
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
     )

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import lzma
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from cli_runner import run_cli
 from pfgen_fast import _core
 from pfgen_fast.pfgen.construct import candidates as candidate_reading
 from pfgen_fast.pfgen.construct.build import (
@@ -26,15 +25,6 @@ from pfgen_fast.pfgen.construct.rules import DEFAULT_STYLE_RULES, load_style_rul
 from pfgen_fast.pfgen.data import load_question, load_questions
 
 QUESTION_ID = "Q04"
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def references(data_dir: Path) -> tuple[str, list[str]]:

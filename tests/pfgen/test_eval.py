@@ -6,22 +6,16 @@ import json
 import lzma
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli
 from pfgen_bench import BENCH_DIR, published_runs
 
 
 def run_eval(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", "eval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=cwd,
-    )
+    return run_cli("eval", *args, cwd=cwd, timeout=900)
 
 
 def copy_run(run: Path, target_root: Path) -> Path:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cli_runner import run_cli
 from pfgen_fast.pfgen.prompts import build_task, load_examples
 
 INSTRUCTION = {
@@ -64,16 +62,6 @@ def read_examples(data_dir: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def cli(*args: str | int | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-    )
-
-
 @pytest.mark.parametrize("mode", ["completion", "qa", "chat"])
 @pytest.mark.parametrize(
     ("trial", "seed", "prefix", "num_examples"),
@@ -87,7 +75,7 @@ def cli(*args: str | int | Path) -> subprocess.CompletedProcess[str]:
 def test_prompt_follows_the_protocol(data_dir: Path, mode, trial, seed, prefix, num_examples):
     examples = read_examples(data_dir)
     typed, text = prefix
-    result = cli(
+    result = run_cli(
         "prompt",
         "--data",
         data_dir,
@@ -139,7 +127,7 @@ def test_examples_exclude_the_question_and_vary_by_trial(data_dir: Path):
 
 @pytest.mark.parametrize("prefix", ["\\u3042", "abc\\", "\\x4"])
 def test_unusable_prefix_escape_is_a_clear_error(data_dir: Path, prefix):
-    result = cli("prompt", "--data", data_dir, "--mode", "qa", "--trial", 1, "--prefix", prefix)
+    result = run_cli("prompt", "--data", data_dir, "--mode", "qa", "--trial", 1, "--prefix", prefix)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: prefix") and result.stdout == ""
 
@@ -149,17 +137,17 @@ def test_bad_questions_file_names_file_and_line(tmp_path: Path):
     (tmp_path / "questions.jsonl").write_text(
         good + "\n" + '{"question": "問2"}\n', encoding="utf-8"
     )
-    result = cli("prompt", "--data", tmp_path, "--mode", "qa", "--trial", 1)
+    result = run_cli("prompt", "--data", tmp_path, "--mode", "qa", "--trial", 1)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f'{tmp_path / "questions.jsonl"}:2: field "answer": missing' in result.stderr
 
-    missing = cli("prompt", "--data", tmp_path / "nowhere", "--mode", "qa", "--trial", 1)
+    missing = run_cli("prompt", "--data", tmp_path / "nowhere", "--mode", "qa", "--trial", 1)
     assert missing.returncode == 1 and "Traceback" not in missing.stderr
     assert "questions.jsonl: cannot read" in missing.stderr
 
 
 def test_bad_arguments_are_clear_errors(data_dir: Path):
     for args in (["--mode", "poetry", "--trial", 1], ["--mode", "qa", "--trial", 0]):
-        result = cli("prompt", "--data", data_dir, *args)
+        result = run_cli("prompt", "--data", data_dir, *args)
         assert result.returncode == 1 and "Traceback" not in result.stderr
         assert result.stderr.startswith("error: ")
