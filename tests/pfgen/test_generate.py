@@ -320,7 +320,7 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
         (["--mode", "poetry"], "invalid choice"),
         (["--model", "../outside"], "--model '../outside'"),
         (["--prefix", "\\u3042"], "prefix"),
-        (["--num-trials", "0"], "must be at least 1"),
+        (["--num-trials", "0"], "at least 1"),
         (["--top-p", "high"], "not a number or none"),
     ],
 )
