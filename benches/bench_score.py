@@ -41,7 +41,7 @@ from bench_paths import ROOT, bench_dir
 
 NUM_ANSWERS = 200_000
 MIN_LENGTH, MAX_LENGTH = 80, 120
-# Answers the reference scores per question (it needs about 3 ms per answer).
+# Answers the reference scores per question (a sample: it is slow; its rate is per answer).
 REFERENCE_ANSWERS_PER_QUESTION = 40
 # Answers per question scored one per call (the fixed cost of a call).
 SINGLE_CALL_ANSWERS = 40
