@@ -6,7 +6,6 @@ matplotlib is an optional dependency (`pip install pfgen_fast[plot]`), imported 
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.figures import pyplot, save_figure
 from pfgen_fast.pfgen.exactness import py_sum
 from pfgen_fast.pfgen.results import RunResult
 
@@ -64,33 +63,6 @@ def run_point(run: RunResult, legacy_sum: bool = False) -> RunPoint:
     )
 
 
-def pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        raise PfgenError(
-            "plotting needs matplotlib: pip install 'pfgen_fast[plot]' (or matplotlib)"
-        ) from None
-    matplotlib.use("Agg")  # files only, no display
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def save(figure: Any, out_dir: Path, name: str) -> list[Path]:
-    """Writes name.png and name.svg (each through a temporary file, then renamed)."""
-    from pfgen_fast.common.files import write_atomically
-
-    written = []
-    for extension in ("png", "svg"):
-        path = out_dir / f"{name}.{extension}"
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format=extension, dpi=150, bbox_inches="tight")
-        write_atomically(path, buffer.getvalue())
-        written.append(path)
-    return written
-
-
 def scatter_by_kind(axes: Any, kinds: Sequence[str], x: np.ndarray, y: np.ndarray) -> None:
     kinds_array = np.asarray(kinds)
     for kind, (label, marker, colour) in STYLES.items():
@@ -126,7 +98,7 @@ def measure_figures(points: Sequence[RunPoint], out_dir: Path) -> list[Path]:
             f"Fig. {number}: {MEASURE_LABELS[x_measure]} vs {MEASURE_LABELS[y_measure]} "
             f"({len(points)} runs)"
         )
-        written += save(figure, out_dir, f"fig{number}_{x_measure}_{y_measure}")
+        written += save_figure(figure, out_dir, f"fig{number}_{x_measure}_{y_measure}")
         plt.close(figure)
     return written
 
@@ -143,7 +115,7 @@ def length_figure(points: Sequence[RunPoint], out_dir: Path) -> list[Path]:
     axes.set_xlabel("mean answer length (characters; the target is 100)")
     axes.set_ylabel("Score")
     axes.set_title(f"Score vs answer length ({len(points)} runs)")
-    written = save(figure, out_dir, "score_length")
+    written = save_figure(figure, out_dir, "score_length")
     plt.close(figure)
     return written
 
@@ -167,6 +139,6 @@ def stability_figures(
         axes.set_xlabel(f"score with source {a} only")
         axes.set_ylabel(f"score with source {b} only")
         axes.set_title(f"Fig. {number}: source {a} vs {b} (r = {r:.4f}, {len(x)} runs)")
-        written += save(figure, out_dir, f"fig{number}_stability_{a}_{b}")
+        written += save_figure(figure, out_dir, f"fig{number}_stability_{a}_{b}")
         plt.close(figure)
     return written
