@@ -35,8 +35,9 @@ from pfgen_fast.pfgen.trials import read_config, read_raw, read_trials, records_
 
 # The per-question score caches of a run: every answer with its per-answer record.
 CACHE_PATH = Path("cache") / "scores.json"
-# Runs scored together (at most), and chunks of runs in flight at once.
-RUNS_PER_CHUNK = 40
+# Runs scored together (at most), and chunks of runs in flight at once: their parsed answers
+# are most of an evaluation's memory beside the tables.
+RUNS_PER_CHUNK = 20
 CHUNKS_IN_FLIGHT = 2
 
 
@@ -46,7 +47,7 @@ class RunOutcome:
 
     path: Path
     status: str  # "scored", "skipped" (result current) or "failed"
-    result: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None  # its result.json without "questions": `summary_of`
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     num_answers: int = 0
@@ -252,9 +253,7 @@ class Evaluator:
         )
         if not current:
             return None
-        # Its summary: the per-question part (most of the file) is not shown, and 500 runs' of
-        # it would stay in memory to the end.
-        return {key: value for key, value in stored.items() if key != "questions"}
+        return summary_of(stored)
 
     def _score_question(
         self, scorer: QuestionScorer, question_id: str, runs: list[ParsedRun]
@@ -296,8 +295,14 @@ class Evaluator:
         write_atomically(run.path.parent / "result.json", result_json(result))
         num_answers = sum(len(answers) for answers in run.answers.values())
         return RunOutcome(
-            run.path, "scored", result, warnings=run.warnings, num_answers=num_answers
+            run.path, "scored", summary_of(result), warnings=run.warnings, num_answers=num_answers
         )
+
+
+def summary_of(result: dict[str, Any]) -> dict[str, Any]:
+    """A result.json without its per-question part (most of it, and not shown): what an
+    evaluation keeps of each run to its end, so that its memory does not grow with the runs."""
+    return {key: value for key, value in result.items() if key != "questions"}
 
 
 def cache_json(
