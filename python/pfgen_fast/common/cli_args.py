@@ -1,9 +1,11 @@
 """The command-line arguments that commands share, each declared once with one help text: the
-benchmark's data directory, input paths (globs with `**`), worker threads and JSON output."""
+benchmark's data directory, input paths (globs with `**`), worker threads and JSON output; and
+the argument types for counts and durations. Imports neither numpy nor the compiled core."""
 
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,20 +43,43 @@ def input_paths(patterns: list[str], defaults: Sequence[str], console: Console) 
     return paths
 
 
-def at_least_one(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An argument type: a whole number of at least 1."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argument type: a whole number of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 0")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argument type: a finite number above 0 (e.g. seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number above 0")
     return value
 
 
 def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
-        type=at_least_one,
+        type=positive_int,
         default=usable_cpus(),
         help="worker threads (default: the CPUs this process may use)",
     )

@@ -48,6 +48,7 @@ from typing import IO, Any, ClassVar
 
 import httpx
 
+from pfgen_fast.common.cli_args import non_negative_int, positive_float, positive_int
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import cache_dir
 
@@ -547,36 +548,6 @@ class LLMClient:
                 status,
             )
         return LLMError(f"{url}: HTTP {status}: {message} (model {self.model})", status)
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 1")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 0")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds above 0")
-    return value
 
 
 def add_llm_arguments(

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
@@ -23,16 +24,6 @@ from pfgen_fast.judge.runs import data_directory, load_questions, load_run, run_
 from pfgen_fast.judge.verdicts import LETTERS
 
 DESCRIPTION = "pairwise LLM-as-a-judge with verdict probabilities, rankings, a 10-point judge"
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number above 0")
-    return value
 
 
 def add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,8 +12,9 @@ from typing import Any
 
 import orjson
 
+from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args, positive_int
+from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
 from pfgen_fast.lctg.data import (
     TASKS,
     default_url,

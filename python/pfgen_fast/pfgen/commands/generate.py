@@ -18,9 +18,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from pfgen_fast.common.cli_args import add_data_argument
+from pfgen_fast.common.cli_args import add_data_argument, positive_float, positive_int
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.llm import LLMClient, positive_float, positive_int
+from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.generate import ENGINE, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
