@@ -555,15 +555,25 @@ def add_llm_arguments(
     *,
     model_flag: str = "--judge-model",
     model_help: str = "the judge model's name as the server knows it",
+    base_url_default: str | None = None,
+    cache: bool = True,
 ) -> None:
-    """The server options every command that asks a model shares."""
+    """The server options every command that asks a model shares. With `base_url_default`,
+    `--base-url` is optional: $OPENAI_BASE_URL, else that URL. `cache` adds `--no-cache`."""
     group = parser.add_argument_group("LLM server")
-    group.add_argument(
-        "--base-url",
-        required=True,
-        help="OpenAI-compatible API base URL, e.g. http://127.0.0.1:8000/v1 "
-        "(the API key comes from $OPENAI_API_KEY)",
-    )
+    key_help = "the API key comes from $OPENAI_API_KEY"
+    if base_url_default is None:
+        group.add_argument(
+            "--base-url",
+            required=True,
+            help=f"OpenAI-compatible API base URL, e.g. http://127.0.0.1:8000/v1 ({key_help})",
+        )
+    else:
+        group.add_argument(
+            "--base-url",
+            default=os.environ.get("OPENAI_BASE_URL") or base_url_default,
+            help=f"server URL (default: $OPENAI_BASE_URL, else {base_url_default}); {key_help}",
+        )
     action = group.add_argument(model_flag, required=True, help=model_help)
     parser.set_defaults(llm_model_dest=action.dest)
     group.add_argument(
@@ -578,6 +588,8 @@ def add_llm_arguments(
         default=5,
         help="retries of a failed request, with exponential backoff (default: 5)",
     )
+    if not cache:
+        return
     group.add_argument(
         "--no-cache",
         action="store_true",

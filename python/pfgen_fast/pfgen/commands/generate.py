@@ -4,7 +4,6 @@ prompts, parameters and trial files, packed for `eval`."""
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path, PurePosixPath
 
 from rich.console import Console
@@ -18,9 +17,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from pfgen_fast.common.cli_args import add_data_argument, positive_float, positive_int
+from pfgen_fast.common.cli_args import add_data_argument, positive_int
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.llm import LLMClient, add_llm_arguments
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.generate import ENGINE, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
@@ -39,7 +38,13 @@ def top_p_value(text: str) -> float | None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="model name sent to the server")
+    add_llm_arguments(
+        parser,
+        model_flag="--model",
+        model_help="model name sent to the server",
+        base_url_default=DEFAULT_BASE_URL,
+        cache=False,
+    )
     parser.add_argument(
         "--mode",
         choices=MODES,
@@ -48,12 +53,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "chat: system and user chat messages",
     )
     parser.add_argument("--backend", choices=["openai"], default="openai")
-    parser.add_argument(
-        "--base-url",
-        default=os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
-        help=f"server URL (default: $OPENAI_BASE_URL, else {DEFAULT_BASE_URL}); "
-        "the API key comes from $OPENAI_API_KEY",
-    )
     parser.add_argument(
         "--num-trials", type=positive_int, default=100, help="trials (default: 100)"
     )
@@ -76,18 +75,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", default="", help="seed string of the run (default: empty)")
     parser.add_argument("--prefix", default="", help="text before every prompt; \\n etc. allowed")
-    parser.add_argument(
-        "--concurrency", type=positive_int, default=8, help="requests at once (default: 8)"
-    )
-    parser.add_argument(
-        "--timeout", type=positive_float, default=120.0, help="seconds per request (default: 120)"
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=int,
-        default=5,
-        help="retries of a failed request, with exponential backoff (default: 5)",
-    )
     add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument("--out", default="result", help="results folder (default: result)")
 
@@ -103,8 +90,6 @@ def run(args: argparse.Namespace) -> int:
     check_model_name(args.model)
     if args.num_examples < 0:
         raise InputError(f"--num-examples {args.num_examples}: must not be negative")
-    if args.max_retries < 0:
-        raise InputError(f"--max-retries {args.max_retries}: must not be negative")
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
     # No response cache: the trial files resume a run, and an empty answer is asked again.
     client = LLMClient(
