@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import multiprocessing
 import os
 import random
@@ -140,6 +141,8 @@ def straightforward(metric: str, refs: list[str], preds: list[str]) -> list[floa
         return [scorer.score(r, p)["rougeL"].fmeasure * 100 for r, p in pairs]
     from sacrebleu import BLEU
 
+    # sacrebleu warns about effective_order on every sentence score (jdocqa's settings).
+    logging.getLogger("sacrebleu").setLevel(logging.ERROR)
     bleu = BLEU(tokenize="ja-mecab", smooth_method="exp", smooth_value=0.0, effective_order=False)
     return [bleu.sentence_score(p, [r]).score / 100 for r, p in zip(refs, preds, strict=True)]
 

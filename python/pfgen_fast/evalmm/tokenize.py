@@ -46,11 +46,23 @@ def _require(module: str) -> Any:
 
 
 @lru_cache(maxsize=1)
-def _single_emoji() -> tuple[frozenset[str], dict[int, None]]:
+def _single_emoji() -> tuple[frozenset[str], dict[int, None], re.Pattern[str]]:
     """What `emoji.is_emoji` accepts as one code point (the keys of one code point in the
-    emoji package's table), as a set and as a `str.translate` table deleting them."""
+    emoji package's table), as a set and as a `str.translate` table deleting them; and a
+    pattern finding any code point either deletion could remove (those of the set in the
+    Basic Multilingual Plane, the BMP range of EMOJI_RANGES, every code point above the BMP),
+    so that texts without one skip both deletions."""
     singles = frozenset(key for key in _require("emoji").EMOJI_DATA if len(key) == 1)
-    return singles, dict.fromkeys(map(ord, singles))
+    basic = sorted(ord(key) for key in singles if ord(key) <= 0xFFFF)
+    spans: list[list[int]] = []
+    for point in basic:
+        if spans and spans[-1][1] + 1 == point:
+            spans[-1][1] = point
+        else:
+            spans.append([point, point])
+    members = "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in spans)
+    candidates = re.compile(f"[{members}\u2702-\u27b0\U00010000-\U0010ffff]")
+    return singles, dict.fromkeys(map(ord, singles)), candidates
 
 
 @lru_cache(maxsize=1)
@@ -76,7 +88,9 @@ def _ipadic_tagger() -> Any:
 def remove_emoji(text: str) -> str:
     """Drops every code point the emoji package calls an emoji (one code point at a time, so
     joiners and variation selectors of longer sequences stay), then the emoji ranges."""
-    singles, deletions = _single_emoji()
+    singles, deletions, candidates = _single_emoji()
+    if candidates.search(text) is None:
+        return text
     if not singles.isdisjoint(text):
         text = text.translate(deletions)
     return EMOJI_RANGES.sub("", text)
