@@ -33,8 +33,13 @@ def save_figure(
     written = []
     for extension in extensions:
         path = out_dir / f"{name}.{extension}"
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format=extension, dpi=150, bbox_inches="tight")
-        write_atomically(path, buffer.getvalue())
+        write_figure(figure, path, extension)
         written.append(path)
     return written
+
+
+def write_figure(figure: Any, path: Path, file_format: str) -> None:
+    """Writes one figure to `path` in `file_format` (png, svg, ...) through a temporary file."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=file_format, dpi=150, bbox_inches="tight")
+    write_atomically(path, buffer.getvalue())

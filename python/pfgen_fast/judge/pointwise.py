@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.files import replaced_atomically
+from pfgen_fast.common.figures import pyplot, write_figure
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
 from pfgen_fast.judge.pairwise import reply_tokens
 from pfgen_fast.judge.prompts import pointwise_prompt
@@ -115,13 +114,7 @@ def rating_correlation(summaries: Sequence[RunRating]) -> float | None:
 def draw_scatter(summaries: Sequence[RunRating], r: float | None, path: Path) -> None:
     """pfgen-bench score against mean rating, one point per run (PNG, SVG, ... by suffix),
     written atomically."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise PfgenError("--plot needs matplotlib (pip install 'pfgen_fast[plot]')") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(5, 4))
     axes.scatter(*score_and_rating(summaries), s=14)
     axes.set_xlabel("pfgen-bench score")
@@ -129,6 +122,5 @@ def draw_scatter(summaries: Sequence[RunRating], r: float | None, path: Path) ->
     axes.set_title("10-point judge" + ("" if r is None else f" (r = {r:.4f})"))
     axes.grid(alpha=0.3)
     figure.tight_layout()
-    with replaced_atomically(path) as temporary:
-        figure.savefig(temporary, format=path.suffix.lstrip(".") or "png")
+    write_figure(figure, path, path.suffix.lstrip(".") or "png")
     plt.close(figure)

@@ -5,7 +5,6 @@ optional (`pip install pfgen_fast[plot]`) and imported only for the figures."""
 
 from __future__ import annotations
 
-import io
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,8 @@ from typing import Any
 import orjson
 
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.files import expand_paths, read_bytes, write_atomically
+from pfgen_fast.common.figures import pyplot, save_figure
+from pfgen_fast.common.files import expand_paths, read_bytes
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.lctg.aggregate import COLUMNS, LABELS
 from pfgen_fast.lctg.data import CONSTRAINTS, TASKS
@@ -104,15 +104,7 @@ def run_leaderboard(patterns: list[str], out: str | None, plots: str | None) -> 
 
 def draw_figures(entries: list[Entry], folder: Path) -> list[Path]:
     """Per task, CTG against quality: a colour per constraint, a marker per model."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise PfgenError(
-            "figures need matplotlib: pip install 'pfgen_fast[plot]' (or matplotlib)"
-        ) from None
-    matplotlib.use("Agg")  # files only, no display
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     written = []
     for task in TASKS:
         mine = [e for e in entries if e.task == task]
@@ -120,12 +112,7 @@ def draw_figures(entries: list[Entry], folder: Path) -> list[Path]:
             continue
         figure, axes = plt.subplots(figsize=(6.4, 5.2))
         draw_task(axes, task, mine)
-        for extension in ("png", "svg"):
-            path = folder / f"lctg-{task}.{extension}"
-            buffer = io.BytesIO()
-            figure.savefig(buffer, format=extension, dpi=150, bbox_inches="tight")
-            write_atomically(path, buffer.getvalue())
-            written.append(path)
+        written.extend(save_figure(figure, folder, f"lctg-{task}"))
         plt.close(figure)
     return written
 
