@@ -26,6 +26,8 @@ EMOJI_RANGES = re.compile(
     "[\U0001f600-\U0001f64f\U0001f300-\U0001f5ff\U0001f680-\U0001f6ff"
     "\U0001f1e0-\U0001f1ff\u2702-\u27b0]+"
 )
+# Half-width and full-width forms, the code points Japanese text most often needs NFKC for.
+WIDTH_FORMS = re.compile("[\uff00-\uffef]+")
 # sacrebleu's check that MeCab loaded the IPA dictionary (its number of entries).
 IPADIC_SIZE = 392126
 # Distinct texts per worker below which MeCab runs in this process only (a forked worker
@@ -102,8 +104,20 @@ def rouge_normalize(text: str, use_neologdn: bool) -> str:
     if use_neologdn:
         text = _require("neologdn").normalize(text)
     else:
-        text = unicodedata.normalize("NFKC", text)
+        text = nfkc(text)
     return " ".join(text.split())
+
+
+def _nfkc_match(match: re.Match[str]) -> str:
+    return unicodedata.normalize("NFKC", match.group())
+
+
+def nfkc(text: str) -> str:
+    """`unicodedata.normalize("NFKC", text)`. Runs of width forms are normalised first, so that
+    the whole text then usually passes NFKC's quick check; the result is the same, because
+    replacing any part of a text by its NFKC form leaves the text's NFKD, and so its NFKC,
+    unchanged."""
+    return unicodedata.normalize("NFKC", WIDTH_FORMS.sub(_nfkc_match, text))
 
 
 def rouge_parse(text: str, use_neologdn: bool = False) -> str:
