@@ -14,13 +14,14 @@ from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.common.llm import LLMStats, add_llm_arguments, client_from_args
+from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.judge.items import PairItem, load_items
 from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, Progress, judge_pairs, summarise
 from pfgen_fast.judge.pointwise import draw_scatter, rate_runs, rating_correlation
 from pfgen_fast.judge.prompts import PROMPT_VARIANTS, PairwisePrompt
 from pfgen_fast.judge.ranking import Comparison, rank_models
-from pfgen_fast.judge.runs import data_directory, load_questions, load_run, run_pairs, run_score
+from pfgen_fast.judge.runs import load_questions, load_run, run_pairs, run_score
 from pfgen_fast.judge.verdicts import LETTERS
 
 DESCRIPTION = "pairwise LLM-as-a-judge with verdict probabilities, rankings, a 10-point judge"
@@ -41,7 +42,9 @@ def add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:
         metavar=("RUN_A", "RUN_B"),
         help="judge two pfgen-bench run directories against each other (instead of ITEMS)",
     )
-    parser.add_argument("--data", type=Path, help="pfgen-bench data/ for --runs")
+    parser.add_argument(
+        "--data", type=Path, help=f"pfgen-bench data/ for --runs (default: {DATA_DEFAULT})"
+    )
     parser.add_argument(
         "--trials", type=positive_int, help="with --runs: the first N trials of each question"
     )
@@ -119,7 +122,7 @@ def add_pointwise_arguments(parser: argparse.ArgumentParser) -> None:
         "runs", nargs="+", type=Path, metavar="RUN", help="pfgen-bench run directories"
     )
     parser.add_argument(
-        "--data", type=Path, help="pfgen-bench data/ (default: $PFGEN_BENCH_DIR/data)"
+        "--data", type=Path, help=f"pfgen-bench data/ (default: {DATA_DEFAULT})"
     )
     parser.add_argument("--trials", type=positive_int, help="the first N trials of each question")
     parser.add_argument("--plot", type=Path, help="draw the scatter plot into a .png or .svg")
@@ -157,7 +160,7 @@ def pairwise_items(args: argparse.Namespace) -> list[PairItem]:
         if args.trials is not None or args.data is not None:
             raise PfgenError("judge pairwise: --trials and --data go with --runs")
         return load_items(args.items)
-    questions = load_questions(data_directory(args.data))
+    questions = load_questions(resolve_data_dir(args.data))
     run_a, run_b = (load_run(directory, questions) for directory in args.runs)
     return run_pairs(run_a, run_b, questions, args.trials)
 
@@ -272,7 +275,7 @@ def run_rank(args: argparse.Namespace) -> int:
 
 
 def run_pointwise(args: argparse.Namespace) -> int:
-    questions = load_questions(data_directory(args.data))
+    questions = load_questions(resolve_data_dir(args.data))
     runs = [(load_run(directory, questions), run_score(directory)) for directory in args.runs]
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:

@@ -4,18 +4,16 @@ answers (`note`) from the benchmark's `Qxx.json`, and the run's overall score (`
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-from pfgen_fast.common.errors import DataError, InputError, PfgenError
+from pfgen_fast.common.errors import DataError, InputError
 from pfgen_fast.common.files import read_bytes
 from pfgen_fast.common.jsonl import iter_json_lines, require
+from pfgen_fast.common.runs import result_path, trials_file
 from pfgen_fast.judge.items import PairItem
-
-TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
 
 
 @dataclass(frozen=True)
@@ -31,16 +29,6 @@ class Run:
     name: str  # the run's directory as given
     directory: Path
     answers: dict[str, list[str]]  # question text -> answers in trial order
-
-
-def data_directory(given: Path | None) -> Path:
-    """`--data`, else `$PFGEN_BENCH_DIR/data`."""
-    if given is not None:
-        return given
-    bench = os.environ.get("PFGEN_BENCH_DIR")
-    if not bench:
-        raise PfgenError("pfgen-bench data: give --data DIR or set PFGEN_BENCH_DIR")
-    return Path(bench) / "data"
 
 
 def load_questions(directory: Path) -> list[Question]:
@@ -70,17 +58,12 @@ def load_questions(directory: Path) -> list[Question]:
     return questions
 
 
-def trials_file(directory: Path) -> Path:
-    for name in TRIALS_NAMES:
-        if (directory / name).is_file():
-            return directory / name
-    raise InputError(f"{directory}: no trials.jsonl.xz or trials.jsonl")
-
-
 def load_run(directory: Path, questions: list[Question]) -> Run:
     known = {question.text for question in questions}
     answers: dict[str, list[str]] = {}
     path = trials_file(directory)
+    if path is None:
+        raise InputError(f"{directory}: no trials.jsonl.xz or trials.jsonl")
     for line in iter_json_lines(path):
         question = require(line.value, "question", str, line.where)
         if question not in known:
@@ -119,7 +102,7 @@ def run_pairs(
 
 def run_score(directory: Path) -> float:
     """The overall score in the run's result.json."""
-    path = directory / "result.json"
+    path = result_path(directory)
     try:
         value = orjson.loads(read_bytes(path))
     except orjson.JSONDecodeError as error:

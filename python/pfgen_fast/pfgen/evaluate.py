@@ -24,6 +24,7 @@ import orjson
 
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.runs import RESULT_NAME, read_config
 from pfgen_fast.pfgen.results import (
     ScoredQuestion,
     build_result,
@@ -31,7 +32,7 @@ from pfgen_fast.pfgen.results import (
     sample_indices,
 )
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
-from pfgen_fast.pfgen.trials import read_config, read_raw, read_trials, records_by_question
+from pfgen_fast.pfgen.trials import read_raw, read_trials, records_by_question
 
 # The per-question score caches of a run: every answer with its per-answer record.
 CACHE_PATH = Path("cache") / "scores.json"
@@ -231,13 +232,13 @@ class Evaluator:
                 f"{path}: questions have different numbers of answers "
                 f"({min(counts)} to {max(counts)}); num_trials is the smallest"
             )
-        config = read_config(path.parent / "config.json")
+        config = read_config(path.parent)
         return ParsedRun(path, input_hash, config, answers, warnings)
 
     def _current_result(self, path: Path, input_hash: str) -> dict[str, Any] | None:
         """The run's result.json when it is current (same input, data and options), else
         None."""
-        result_path = path.parent / "result.json"
+        result_path = path.parent / RESULT_NAME
         if self.force or not result_path.is_file():
             return None
         try:
@@ -292,7 +293,7 @@ class Evaluator:
         )
         cache = cache_json(run.input_hash, metadata_hash, scored, self.legacy_sum)
         write_atomically(run.path.parent / CACHE_PATH, cache)
-        write_atomically(run.path.parent / "result.json", result_json(result))
+        write_atomically(run.path.parent / RESULT_NAME, result_json(result))
         num_answers = sum(len(answers) for answers in run.answers.values())
         return RunOutcome(
             run.path, "scored", summary_of(result), warnings=run.warnings, num_answers=num_answers

@@ -20,11 +20,10 @@ from rich.markup import escape
 
 from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.runs import TRIALS_NAMES, read_config, trials_file
 from pfgen_fast.pfgen.exactness import mean
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.pfgen.trials import (
-    TRIALS_NAMES,
-    read_config,
     read_raw,
     read_trials,
     records_by_question,
@@ -56,10 +55,6 @@ class SourceScores:
         }
 
 
-def trials_file(run_dir: Path) -> Path | None:
-    return next((run_dir / n for n in TRIALS_NAMES if (run_dir / n).is_file()), None)
-
-
 def read_run(path: Path, references: ReferenceData) -> RunAnswers:
     """The trials beside a result.json (or a trials file itself), grouped by question."""
     trials_path = path if path.name in TRIALS_NAMES else trials_file(path.parent)
@@ -76,7 +71,7 @@ def read_run(path: Path, references: ReferenceData) -> RunAnswers:
     # The mode only tells completion runs from chat runs in the figures: an unreadable
     # config.json leaves it empty.
     try:
-        config = read_config(trials_path.parent / "config.json") or {}
+        config = read_config(trials_path.parent) or {}
     except PfgenError:
         config = {}
     return RunAnswers(trials_path, str(config.get("mode", "")), answers)

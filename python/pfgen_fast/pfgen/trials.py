@@ -11,14 +11,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.jsonl import read_json
 
 if TYPE_CHECKING:
     from pfgen_fast.pfgen.data import Question
     from pfgen_fast.pfgen.scorer import ReferenceData
-
-TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
-
 
 @dataclass(frozen=True)
 class Trials:
@@ -35,17 +31,6 @@ def read_raw(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as error:
         raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
-
-
-def read_config(path: Path) -> dict[str, Any] | None:
-    """The run's config.json beside its trials, when it exists (copied into result.json as
-    is)."""
-    if not path.is_file():
-        return None
-    config = read_json(path)
-    if not isinstance(config, dict):
-        raise InputError(f"{path}: expected a JSON object")
-    return config
 
 
 def read_trials(path: Path, raw: bytes) -> Trials:
