@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.python_source import parse_source, system_messages
 from pfgen_fast.evalmm.data import metrics_file
 
 
@@ -19,17 +19,9 @@ class JudgePrompt:
     template: str  # str.format fields as the original fills them
 
 
-@lru_cache(maxsize=16)
-def parse_module(path: Path) -> ast.Module:
-    try:
-        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (OSError, SyntaxError, UnicodeDecodeError) as error:
-        raise DataError(f"{path}: cannot read as Python source: {error}") from None
-
-
 def module_constant(path: Path, name: str) -> object:
     """The literal value assigned to `name` at the top of the module."""
-    for node in parse_module(path).body:
+    for node in parse_source(path).body:
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -46,23 +38,10 @@ def module_constant(path: Path, name: str) -> object:
 
 def system_message(path: Path) -> str:
     """The content of the first `{"role": "system", "content": "..."}` literal in the module."""
-    for node in ast.walk(parse_module(path)):
-        if not isinstance(node, ast.Dict):
-            continue
-        fields = {
-            key.value: value
-            for key, value in zip(node.keys, node.values, strict=True)
-            if isinstance(key, ast.Constant)
-        }
-        role, content = fields.get("role"), fields.get("content")
-        if (
-            isinstance(role, ast.Constant)
-            and role.value == "system"
-            and isinstance(content, ast.Constant)
-            and isinstance(content.value, str)
-        ):
-            return content.value
-    raise DataError(f"{path}: no system message found")
+    messages = system_messages(parse_source(path))
+    if not messages:
+        raise DataError(f"{path}: no system message found")
+    return messages[0]
 
 
 def judge_prompt(file_name: str, template_name: str, data_dir: Path | None) -> JudgePrompt:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.python_source import parse_source, system_messages
 from pfgen_fast.lctg.data import require_verified
 
 PROMPT_MODULE = "scripts/utils/prompt.py"
@@ -42,13 +43,6 @@ class Templates:
         return self.functions[RETRY_FUNCTION](self.task, cleaned, base_text)
 
 
-def parse_source(path: Path) -> ast.Module:
-    try:
-        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (OSError, SyntaxError, UnicodeDecodeError) as error:
-        raise DataError(f"{path}: cannot read the benchmark's script: {error}") from None
-
-
 def prompt_functions(path: Path) -> dict[str, Callable[..., str]]:
     """The three prompt functions defined in `prompt.py`, compiled from their definitions."""
     wanted = {REMOVER_FUNCTION, JUDGE_FUNCTION, RETRY_FUNCTION}
@@ -67,20 +61,7 @@ def prompt_functions(path: Path) -> dict[str, Callable[..., str]]:
 
 def system_prompts(path: Path) -> set[str]:
     """The `content` of every `{"role": "system", "content": "..."}` literal in a script."""
-    found = set()
-    for node in ast.walk(parse_source(path)):
-        if not isinstance(node, ast.Dict):
-            continue
-        entries = {
-            key.value: value
-            for key, value in zip(node.keys, node.values, strict=True)
-            if isinstance(key, ast.Constant)
-        }
-        role, content = entries.get("role"), entries.get("content")
-        if isinstance(role, ast.Constant) and role.value == "system":
-            if isinstance(content, ast.Constant) and isinstance(content.value, str):
-                found.add(content.value)
-    return found
+    return set(system_messages(parse_source(path)))
 
 
 def load_templates(data_dir: Path, task: str) -> Templates:
