@@ -84,6 +84,16 @@ def read_json(path: Path, error: type[PfgenError] = InputError) -> Any:
     return parse_json(data, str(path), error)
 
 
+def read_json_object(
+    path: Path, error: type[PfgenError] = InputError, what: str = "a JSON object"
+) -> dict[str, Any]:
+    """A file's JSON object; `error` naming the file otherwise (`what` says what was expected)."""
+    value = read_json(path, error)
+    if not isinstance(value, dict):
+        raise error(f"{path}: expected {what}")
+    return value
+
+
 def type_name(value: Any) -> str:
     return TYPE_NAMES.get(type(value), type(value).__name__)
 

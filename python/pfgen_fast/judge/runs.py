@@ -7,11 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from pfgen_fast.common.errors import DataError, InputError
-from pfgen_fast.common.files import read_bytes
-from pfgen_fast.common.jsonl import iter_json_lines, require
+from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
 from pfgen_fast.common.runs import result_path, trials_file
 from pfgen_fast.judge.items import PairItem
 
@@ -38,12 +35,7 @@ def load_questions(directory: Path) -> list[Question]:
         raise DataError(f"{directory}: no Qxx.json files")
     questions = []
     for path in paths:
-        try:
-            value = orjson.loads(read_bytes(path))
-        except orjson.JSONDecodeError as error:
-            raise DataError(f"{path}: not valid JSON: {error}") from None
-        if not isinstance(value, dict):
-            raise DataError(f"{path}: expected a JSON object")
+        value = read_json_object(path, DataError)
         try:
             questions.append(
                 Question(
@@ -103,10 +95,5 @@ def run_pairs(
 def run_score(directory: Path) -> float:
     """The overall score in the run's result.json."""
     path = result_path(directory)
-    try:
-        value = orjson.loads(read_bytes(path))
-    except orjson.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise InputError(f"{path}: expected a JSON object")
+    value = read_json_object(path)
     return float(require(value, "score", (int, float), str(path)))

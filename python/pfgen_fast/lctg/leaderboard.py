@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.figures import pyplot, save_figure
-from pfgen_fast.common.files import expand_paths, read_bytes
+from pfgen_fast.common.files import expand_paths
+from pfgen_fast.common.jsonl import read_json_object
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.lctg.aggregate import COLUMNS, LABELS
 from pfgen_fast.lctg.data import CONSTRAINTS, TASKS
@@ -30,12 +29,7 @@ class Entry:
 
 def read_entry(path: Path) -> Entry:
     """One evaluation's scores; an InputError naming the file and field otherwise."""
-    try:
-        document = orjson.loads(read_bytes(path))
-    except orjson.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON: {error}") from None
-    if not isinstance(document, dict):
-        raise InputError(f"{path}: expected a JSON object (an lctg eval scores file)")
+    document = read_json_object(path, what="a JSON object (an lctg eval scores file)")
     task, model, scores = document.get("task"), document.get("model"), document.get("scores")
     if task not in TASKS:
         raise InputError(f'{path}: field "task": expected one of {", ".join(TASKS)}')
