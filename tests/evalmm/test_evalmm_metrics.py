@@ -4,9 +4,12 @@ sacrebleu) on Japanese and adversarial strings."""
 
 from __future__ import annotations
 
+import re
 import sys
+import unicodedata
 from pathlib import Path
 
+import emoji
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +21,13 @@ import evalmm_reference as reference  # noqa: E402
 from pfgen_fast.evalmm import ocr  # noqa: E402
 from pfgen_fast.evalmm.bleu import sentence_bleu_scores  # noqa: E402
 from pfgen_fast.evalmm.rouge import rouge_l_scores  # noqa: E402
-from pfgen_fast.evalmm.tokenize import bleu_tokens, rouge_parse, rouge_tokens  # noqa: E402
+from pfgen_fast.evalmm.tokenize import (  # noqa: E402
+    bleu_tokens,
+    nfkc,
+    remove_emoji,
+    rouge_parse,
+    rouge_tokens,
+)
 
 WORDS = [
     "私", "は", "猫", "です", "。", "たかし", "が", "公園", "で", "遊んで", "いた", "東京",
@@ -198,3 +207,23 @@ def test_forked_workers_give_the_same_scores(monkeypatch: pytest.MonkeyPatch) ->
     assert rouge_l_scores(refs, preds) == serial_rouge
     assert sentence_bleu_scores(refs, preds) == serial_bleu
     assert serial_rouge == [reference.rouge_l(r, p) for r, p in zip(refs, preds, strict=True)]
+
+
+# Width forms beside what they compose with or decompose into: kana and voiced marks, Hangul
+# jamo, combining accents; and emoji with joiners, selectors and the deleted ranges.
+NORMALISATION_ALPHABET = st.one_of(
+    st.characters(min_codepoint=0xFF00, max_codepoint=0xFFEF),
+    st.sampled_from(list("かハは가\u1100\u1161\u11a8\u3099\u309a\u0301\u0308eA ①½ﬁ㌀")),
+    st.sampled_from(list("❤\ufe0f\u200d👨🇯\u2702\u27b0\u27b1©#")),
+    st.characters(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=NORMALISATION_ALPHABET, max_size=30))
+def test_normalisation_steps_equal_the_plain_ones(text: str) -> None:
+    assert nfkc(text) == unicodedata.normalize("NFKC", text)
+    plain = "".join(c for c in text if not emoji.is_emoji(c))
+    plain = re.sub(reference._RANGES, "", plain)
+    assert remove_emoji(text) == plain
+
