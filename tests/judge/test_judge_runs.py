@@ -87,7 +87,7 @@ def test_run_problems_are_one_line_errors(
         ),
         (
             ["pairwise", "--runs", str(empty), str(empty), "--data", str(empty)],
-            f"error: {empty}: no Qxx.json files\n",
+            f"error: {empty}: no Qxx.json question files\n",
         ),
         (
             ["pointwise", str(published_runs()[0].parent), "--data", data],

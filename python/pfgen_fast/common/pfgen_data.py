@@ -1,13 +1,16 @@
-"""Where the pfgen-bench data (`Qxx.json`) is found without `--data`: pfgen's commands and the
-judge's `--runs` resolve it the same way."""
+"""Where the pfgen-bench data is found without `--data`, and its `Qxx.json` files: pfgen's
+commands and the judge's runs find them the same way."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.files import cache_dir
+
+QUESTION_FILE = re.compile(r"Q\d{2}\.json")
 
 # How the data directory is found without --data (default_data_dir), for the help.
 DATA_DEFAULT = "$PFGEN_DATA_DIR, else ./data when it holds Qxx.json, else `data fetch`'s copy"
@@ -37,3 +40,14 @@ def resolve_data_dir(data_dir: str | Path | None) -> Path:
             "checkout), set PFGEN_DATA_DIR, or run `python -m pfgen_fast data fetch`"
         )
     return found
+
+
+def question_files(data_dir: str | Path) -> list[Path]:
+    """The `Qxx.json` files of a directory, sorted by name; an error if there are none."""
+    directory = Path(data_dir)
+    if not directory.is_dir():
+        raise DataError(f"{directory}: not a directory")
+    files = sorted(p for p in directory.iterdir() if QUESTION_FILE.fullmatch(p.name))
+    if not files:
+        raise DataError(f"{directory}: no Qxx.json question files")
+    return files

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pfgen_fast.common.errors import DataError, InputError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
+from pfgen_fast.common.pfgen_data import question_files
 from pfgen_fast.common.runs import result_path, trials_file
 from pfgen_fast.judge.items import PairItem
 
@@ -30,11 +31,8 @@ class Run:
 
 def load_questions(directory: Path) -> list[Question]:
     """The questions of `Qxx.json` files, in file name order."""
-    paths = sorted(directory.glob("Q*.json"))
-    if not paths:
-        raise DataError(f"{directory}: no Qxx.json files")
     questions = []
-    for path in paths:
+    for path in question_files(directory):
         value = read_json_object(path, DataError)
         try:
             questions.append(

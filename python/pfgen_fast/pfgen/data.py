@@ -12,9 +12,9 @@ from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.jsonl import read_json
 from pfgen_fast.common.pfgen_data import DATA_DEFAULT as DATA_DEFAULT
 from pfgen_fast.common.pfgen_data import default_data_dir as default_data_dir
+from pfgen_fast.common.pfgen_data import question_files
 from pfgen_fast.common.pfgen_data import resolve_data_dir as resolve_data_dir
 
-QUESTION_FILE = re.compile(r"Q\d{2}\.json")
 RULE_KINDS = ("t", "and", "or")
 
 
@@ -29,17 +29,6 @@ class Question:
     keywords: list[dict[str, Any]]
     answers: dict[str, list[str]]
     path: Path
-
-
-def question_files(data_dir: str | Path) -> list[Path]:
-    """The `Qxx.json` files of a directory, sorted by name; an error if there are none."""
-    directory = Path(data_dir)
-    if not directory.is_dir():
-        raise DataError(f"{directory}: not a directory")
-    files = sorted(p for p in directory.iterdir() if QUESTION_FILE.fullmatch(p.name))
-    if not files:
-        raise DataError(f"{directory}: no Qxx.json question files")
-    return files
 
 
 def metadata_hash(data_dir: str | Path) -> str:

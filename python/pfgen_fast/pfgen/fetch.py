@@ -10,7 +10,8 @@ from typing import Any
 
 from pfgen_fast.common.archive import fetch_archive, verify_files
 from pfgen_fast.common.files import cache_dir
-from pfgen_fast.pfgen.data import QUESTION_FILE, metadata_hash
+from pfgen_fast.common.pfgen_data import QUESTION_FILE
+from pfgen_fast.pfgen.data import metadata_hash
 
 MANIFEST = Path(__file__).resolve().parents[1] / "reference_data" / "pfgen-bench-data.json"
 
