@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::PyErr;
 
+use pfgen_core::evalmm::TextsError;
 use pfgen_core::pfgen::construct::rare_ngrams::RareNgramError;
 use pfgen_core::pfgen::reference::ReferenceError;
 use pfgen_core::pfgen::table_file::TableFileError;
@@ -16,6 +17,7 @@ pub(crate) enum CoreError {
     Reference(ReferenceError),
     RareNgrams(RareNgramError),
     TableFile(PathBuf, TableFileError),
+    Texts(TextsError),
 }
 
 impl CoreError {
@@ -36,6 +38,12 @@ impl From<RareNgramError> for CoreError {
     }
 }
 
+impl From<TextsError> for CoreError {
+    fn from(error: TextsError) -> Self {
+        CoreError::Texts(error)
+    }
+}
+
 impl From<CoreError> for PyErr {
     fn from(error: CoreError) -> PyErr {
         match error {
@@ -48,6 +56,7 @@ impl From<CoreError> for PyErr {
             CoreError::TableFile(path, error) => {
                 PyValueError::new_err(format!("{}: {error}", path.display()))
             }
+            CoreError::Texts(error) => PyValueError::new_err(error.to_string()),
         }
     }
 }

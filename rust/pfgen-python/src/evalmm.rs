@@ -1,10 +1,11 @@
 //! Bindings of pfgen_core::evalmm: batches of token-id texts in, one value per pair out.
 
 use numpy::{PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use pfgen_core::evalmm::{self, Texts};
+
+use crate::errors::CoreError;
 
 /// Runs `score` over the pairs (texts[left[i]], texts[right[i]]) without the GIL.
 fn pairs<T, F>(
@@ -27,7 +28,7 @@ where
         let texts = Texts::new(ids, offsets)?;
         evalmm::score_pairs(&texts, left, right, score)
     })
-    .map_err(|error| PyValueError::new_err(error.to_string()))
+    .map_err(|error| CoreError::from(error).into())
 }
 
 /// ROUGE-L F-measure × 100 of texts[right[i]] (prediction) against texts[left[i]] (reference).
