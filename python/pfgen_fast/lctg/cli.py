@@ -26,6 +26,8 @@ from pfgen_fast.lctg.data import (
 
 DESCRIPTION = "LCTG Bench: controllability of generation (CyberAgent)"
 DEFAULT_SEED = 0
+# The benchmark's generator's limit on new tokens (its utils/output_tokens.py).
+MAX_NEW_TOKENS = 4096
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +69,10 @@ def add_generate_arguments(actions: Any) -> None:
     generate.add_argument("--temperature", type=float, help="(default: the server's)")
     generate.add_argument("--top-p", type=float, help="(default: the server's)")
     generate.add_argument(
-        "--max-tokens", type=int, default=4096, help="new tokens at most (default: 4096)"
+        "--max-tokens",
+        type=positive_int,
+        default=MAX_NEW_TOKENS,
+        help=f"new tokens at most (default: {MAX_NEW_TOKENS})",
     )
     generate.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, help="generation n gets SEED + n (default: 0)"

@@ -16,8 +16,6 @@ from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
 
 OUTPUT_NAME = "generated_result_v1.jsonl"
-# The generator's limit on new tokens (its utils/output_tokens.py).
-MAX_NEW_TOKENS = 4096
 
 
 def generation_requests(
