@@ -1,7 +1,7 @@
 """Speed of pfgen_fast's llm-jp-eval-mm ROUGE-L and BLEU (jdocqa) against the straightforward
 in-process computation and against llm-jp-eval-mm's own way, measured in the same run.
 
-    python benches/bench_evalmm.py [--pairs 4000] [--sample 60]
+    python benches/bench_evalmm.py [--pairs 4000] [--sample 60] [--eval-mm-python PYTHON]
 
 Texts: synthetic Japanese sentences (every text distinct, 20-200 characters). For each metric:
 * pfgen_fast end to end (tokenisation included: each distinct text once, by MeCab in forked
@@ -14,7 +14,11 @@ Texts: synthetic Japanese sentences (every text distinct, 20-200 characters). Fo
 * ROUGE-L only, llm-jp-eval-mm's way (spec §2, written here from that description): a
   spawn-context process pool per call with one job per item, each job building a Tagger, a
   `RougeScorer` with rouge1/rouge2/rougeL and a 1000-sample `BootstrapAggregator`; on `--sample`
-  pairs.
+  pairs;
+* with `--eval-mm-python`, also llm-jp-eval-mm's own code: PYTHON is an interpreter with the
+  `eval_mm` package installed (`eval-mm` on PyPI needs Python >= 3.12.1; docs/performance.md
+  shows a setup), whose `RougeLScorer.score` is timed on the same `--sample` pairs in a child
+  process.
 Scores are checked equal to the straightforward ones before anything is timed. Wall-clock
 figures depend on what else the machine runs (the load average is printed); CPU seconds
 (this process's threads and its ended children) are given too.
@@ -165,6 +169,24 @@ def original_way(refs: list[str], preds: list[str]) -> list[float]:
         return [future.result() for future in futures]
 
 
+def eval_mm_child() -> None:
+    """Under an interpreter with `eval_mm`: times its `RougeLScorer.score` on the pairs read
+    from standard input as JSON and prints the figures and the scores as JSON."""
+    from eval_mm.metrics.rougel_scorer import RougeLScorer  # type: ignore[import-not-found]
+
+    refs, preds = json.load(sys.stdin)
+    scores: list[float] = []
+    seconds, cpu = timed(lambda: scores.extend(RougeLScorer.score(refs, preds)))
+    print(json.dumps({"wall": seconds, "cpu": cpu, "scores": [float(s) for s in scores]}))
+
+
+def measure_eval_mm(python: str, refs: list[str], preds: list[str]) -> dict[str, Any]:
+    command = [python, __file__, "--eval-mm-child"]
+    pairs = json.dumps([refs, preds])
+    output = subprocess.run(command, input=pairs, check=True, capture_output=True, text=True)
+    return json.loads(output.stdout.splitlines()[-1])
+
+
 def measure_ours(metric: str, pairs: int, threads: int) -> dict[str, float]:
     """Runs this script in a fresh process pinned to `threads` CPUs (MeCab's forked workers
     and the core's rayon threads alike)."""
@@ -190,7 +212,7 @@ def make_pairs_offset(count: int, offset: int) -> tuple[list[str], list[str]]:
     return texts[0::2], texts[1::2]
 
 
-def report(metric: str, pairs: int, sample: int) -> dict[str, Any]:
+def report(metric: str, pairs: int, sample: int, eval_mm_python: str | None) -> dict[str, Any]:
     refs, preds = make_pairs(pairs)
     expected = straightforward(metric, refs, preds)
     if ours(metric, refs, preds) != expected:
@@ -220,6 +242,16 @@ def report(metric: str, pairs: int, sample: int) -> dict[str, Any]:
         result["speedup_vs_original_way_per_cpu_s"] = (
             result["ours_1cpu_pairs_per_cpu_s"] / result["original_way_pairs_per_cpu_s"]
         )
+        if eval_mm_python:
+            timing = measure_eval_mm(eval_mm_python, sample_refs, sample_preds)
+            if timing["scores"] != expected[:sample]:
+                raise SystemExit("eval_mm's RougeLScorer gave other ROUGE-L values")
+            result["eval_mm_pairs_per_s"] = sample / timing["wall"]
+            result["eval_mm_pairs_per_cpu_s"] = sample / timing["cpu"]
+            result["speedup_vs_eval_mm"] = best / result["eval_mm_pairs_per_s"]
+            result["speedup_vs_eval_mm_per_cpu_s"] = (
+                result["ours_1cpu_pairs_per_cpu_s"] / result["eval_mm_pairs_per_cpu_s"]
+            )
     return result
 
 
@@ -227,13 +259,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=4000)
     parser.add_argument("--sample", type=int, default=60, help="pairs for the original way")
+    parser.add_argument(
+        "--eval-mm-python", help="an interpreter with eval_mm installed: time its ROUGE-L too"
+    )
     parser.add_argument("--child", choices=("rougel", "bleu"), help=argparse.SUPPRESS)
+    parser.add_argument("--eval-mm-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.eval_mm_child:
+        eval_mm_child()
+        return
     if args.child:
         child(args.child, args.pairs)
         return
     for metric in ("rougel", "bleu"):
-        result = report(metric, args.pairs, args.sample)
+        result = report(metric, args.pairs, args.sample, args.eval_mm_python)
         print(json.dumps(result, indent=2))
 
 
