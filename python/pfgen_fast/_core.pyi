@@ -19,6 +19,7 @@ __all__ = [
     "RareNgramCounter",
     "RareNgrams",
     "Scores",
+    "TrialsChunk",
     "check_candidate_lines",
     "evalmm_bag_overlap",
     "evalmm_levenshtein",
@@ -112,6 +113,14 @@ class QuestionScorer:
         external: npt.NDArray[np.uint32] | None = None,
         legacy_sum: bool = False,
     ) -> None: ...
+    def score_chunk(
+        self,
+        chunk: TrialsChunk,
+        question: int,
+        runs: Sequence[int],
+        external: npt.NDArray[np.uint32] | None = None,
+        legacy_sum: bool = False,
+    ) -> None: ...
     @property
     def baselines(self) -> list[float]: ...
     @property
@@ -132,6 +141,24 @@ class AnswerLines:
     def line(self, index: int) -> bytes: ...
     def answers(self, question: int) -> list[str]: ...
     def write(self, outputs: Sequence[tuple[int, bytes]]) -> bytes: ...
+
+@final
+class TrialsChunk:
+    """The trials files of a chunk of `eval`'s runs, read (decompressed, their answers grouped by
+    question) with the GIL released; each question's scores over the chunk once
+    `QuestionScorer.score_chunk` has scored it. A run the core is not sure about is left to the
+    caller (`careful`)."""
+
+    def __new__(
+        cls, files: Sequence[bytes], compressed: Sequence[bool], questions: Sequence[str]
+    ) -> TrialsChunk: ...
+    def careful(self, run: int) -> str | None: ...
+    def counts(self, run: int) -> npt.NDArray[np.uintp]: ...
+    def answers(self, question: int, runs: Sequence[int]) -> list[str]: ...
+    def lines(self, run: int, question: int, indices: Sequence[int]) -> list[bytes]: ...
+    def records(self, run: int, question: int, indices: Sequence[int]) -> list[bytes]: ...
+    def scores(self, run: int, question: int) -> Scores: ...
+    def cache_questions(self, run: int, keys: Sequence[tuple[int, bytes]]) -> bytes: ...
 
 # pfgen.construct: reference-set construction.
 

@@ -35,8 +35,8 @@ def scored_question(
         np.array(averages, dtype=np.float64),
         np.arange(1, count + 1, dtype=np.float64),
     )
-    records = {i: {"average": averages[i]} for i in sample_indices(scores.average)}
-    return ScoredQuestion(question, answers, scores, records)
+    samples = {i: (answers[i], {"average": averages[i]}) for i in sample_indices(scores.average)}
+    return ScoredQuestion(question, scores, samples)
 
 
 def test_sample_indices_are_stable_on_ties_and_skip_repeats():

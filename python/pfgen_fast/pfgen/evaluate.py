@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from pfgen_fast import _core
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.runs import RESULT_NAME, read_config
@@ -55,8 +56,22 @@ class RunOutcome:
 
 
 @dataclass
+class ChunkRun:
+    """A run read by the core (`TrialsChunk`) and checked: its scores are kept in the chunk."""
+
+    path: Path
+    input_hash: str
+    config: dict[str, Any] | None
+    chunk: _core.TrialsChunk
+    index: int  # in the chunk
+    question_ids: list[str]  # with answers, sorted
+    warnings: list[str]
+
+
+@dataclass
 class ParsedRun:
-    """A run read and checked, waiting for its scores."""
+    """A run the core left to Python (`TrialsChunk.careful`), read and checked, waiting for
+    its scores."""
 
     path: Path
     input_hash: str
@@ -86,6 +101,10 @@ class Evaluator:
         self._tables_lock = threading.Lock()
         # Set when the run is interrupted: the chunks write no further result.
         self._stopped = threading.Event()
+        # The core numbers the questions in this order.
+        self._question_ids = list(references.questions)
+        self._numbers = {question_id: n for n, question_id in enumerate(self._question_ids)}
+        self._question_texts = [q.question for q in references.questions.values()]
 
     def sources_of(self, available: dict[str, list[str]]) -> list[str] | None:
         """With --sources, those of a question's sources that it has; a question with none of
@@ -165,38 +184,68 @@ class Evaluator:
                 pending.append((path, *read))
         if not pending:
             return
-        # Tables are built while runs are parsed (nearly every run has every question); the
-        # two kinds of task alternate so that both cores have work of each kind.
-        unbuilt = self._claim_unbuilt_tables()
-        parsing = []
-        for index in range(max(len(unbuilt), len(pending))):
-            if index < len(unbuilt):
-                pool.submit(self._build_into, unbuilt[index])
-            if index < len(pending):
-                parsing.append(pool.submit(self._parse, *pending[index]))
-        runs: list[ParsedRun] = []
-        for future in parsing:
-            parsed = future.result()
-            if isinstance(parsed, RunOutcome):
-                finish(parsed)
+        # Tables are built while the core reads the runs (nearly every run has every question).
+        for question_id in self._claim_unbuilt_tables():
+            pool.submit(self._build_into, question_id)
+        chunk = pool.submit(self._read_chunk, pending).result()
+        fast: list[ChunkRun] = []
+        careful: list[ParsedRun] = []
+        for index, (path, raw, input_hash) in enumerate(pending):
+            if chunk.careful(index) is None:
+                checked: ChunkRun | ParsedRun | RunOutcome = self._check_chunk_run(
+                    chunk, index, path, input_hash
+                )
             else:
-                runs.append(parsed)
+                checked = self._parse(path, raw, input_hash)
+            if isinstance(checked, RunOutcome):
+                finish(checked)
+            elif isinstance(checked, ChunkRun):
+                fast.append(checked)
+            else:
+                careful.append(checked)
+        del pending
+        question_ids = {q for run in fast for q in run.question_ids}
+        question_ids.update(q for run in careful for q in run.answers)
         scoring = []
-        for question_id in sorted({q for run in runs for q in run.answers}):
+        for question_id in sorted(question_ids):
             scorer = self._tables[question_id].result()
-            scoring.append(pool.submit(self._score_question, scorer, question_id, runs))
+            scoring.append(
+                pool.submit(self._score_question, scorer, question_id, chunk, fast, careful)
+            )
         for future in scoring:
             future.result()
         release_free_memory()
         # Written here, not on the pool: writing holds the GIL, and the pool's workers go on
-        # with the other chunk's parsing and scoring meanwhile.
-        for run in runs:
+        # with the other chunk's reading and scoring meanwhile.
+        written: list[ChunkRun | ParsedRun] = [*fast, *careful]
+        written.sort(key=lambda run: paths.index(run.path))
+        for run in written:
             if self._stopped.is_set():
                 return
             try:
                 finish(self._write(run))
             except PfgenError as error:
                 finish(RunOutcome(run.path, "failed", error=str(error)))
+
+    def _read_chunk(self, pending: list[tuple[Path, bytes, str]]) -> _core.TrialsChunk:
+        """The core's reading of the runs (decompressed, grouped by question), GIL released."""
+        return _core.TrialsChunk(
+            [raw for _, raw, _ in pending],
+            [path.name.endswith(".xz") for path, _, _ in pending],
+            self._question_texts,
+        )
+
+    def _check_chunk_run(
+        self, chunk: _core.TrialsChunk, index: int, path: Path, input_hash: str
+    ) -> ChunkRun | RunOutcome:
+        counts = chunk.counts(index).tolist()
+        answers = {q: count for q, count in zip(self._question_ids, counts, strict=True) if count}
+        try:
+            warnings = self._check_counts(path, answers)
+        except PfgenError as error:
+            return RunOutcome(path, "failed", error=str(error))
+        config = read_config(path.parent)
+        return ChunkRun(path, input_hash, config, chunk, index, sorted(answers), warnings)
 
     def _read_raw(self, path: Path) -> tuple[bytes, str] | RunOutcome:
         """The file's bytes and input hash, or the outcome when it is current or unreadable."""
@@ -219,21 +268,27 @@ class Evaluator:
 
     def _parse_checked(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun:
         answers = records_by_question(read_trials(path, raw), self.references)
+        warnings = self._check_counts(path, {q: len(a) for q, a in answers.items()})
+        config = read_config(path.parent)
+        return ParsedRun(path, input_hash, config, answers, warnings)
+
+    def _check_counts(self, path: Path, counts: dict[str, int]) -> list[str]:
+        """The warnings about a run's numbers of answers by question; an InputError when
+        questions have none, unless partial runs are allowed."""
         warnings: list[str] = []
-        missing = sorted(set(self.references.questions) - set(answers))
+        missing = sorted(set(self.references.questions) - set(counts))
         if missing:
             message = f"{path}: {len(missing)} question(s) have no answers: {', '.join(missing)}"
             if not self.allow_partial:
                 raise InputError(message + " (use --allow-partial to score the others)")
             warnings.append(message)
-        counts = {len(question_answers) for question_answers in answers.values()}
-        if len(counts) > 1:
+        numbers = set(counts.values())
+        if len(numbers) > 1:
             warnings.append(
                 f"{path}: questions have different numbers of answers "
-                f"({min(counts)} to {max(counts)}); num_trials is the smallest"
+                f"({min(numbers)} to {max(numbers)}); num_trials is the smallest"
             )
-        config = read_config(path.parent)
-        return ParsedRun(path, input_hash, config, answers, warnings)
+        return warnings
 
     def _current_result(self, path: Path, input_hash: str) -> dict[str, Any] | None:
         """The run's result.json when it is current (same input, data and options), else
@@ -257,10 +312,22 @@ class Evaluator:
         return summary_of(stored)
 
     def _score_question(
-        self, scorer: QuestionScorer, question_id: str, runs: list[ParsedRun]
+        self,
+        scorer: QuestionScorer,
+        question_id: str,
+        chunk: _core.TrialsChunk,
+        fast: list[ChunkRun],
+        careful: list[ParsedRun],
     ) -> None:
-        """Scores the answers of every run to one question in a single batch."""
-        holders = [run for run in runs if question_id in run.answers]
+        """Scores the answers of every run to one question: those the core read in a single
+        batch (the scores kept in the chunk), those read by Python in another."""
+        runs = [run.index for run in fast if question_id in run.question_ids]
+        if runs:
+            number = self._numbers[question_id]
+            scorer.score_chunk(chunk, number, runs, self.legacy_sum)
+        holders = [run for run in careful if question_id in run.answers]
+        if not holders:
+            return
         texts = [a["answer"] for run in holders for a in run.answers[question_id]]
         arrays = scorer.score_arrays(texts, True, self.legacy_sum)
         records = arrays.records_json or []
@@ -278,26 +345,66 @@ class Evaluator:
             )
             start = end
 
-    def _write(self, run: ParsedRun) -> RunOutcome:
+    def _write(self, run: ChunkRun | ParsedRun) -> RunOutcome:
         """Writes the run's score cache, then its result.json (which marks it done)."""
-        scored: dict[str, ScoredQuestion] = {}
-        for question_id, answers in sorted(run.answers.items()):
-            arrays = run.scores[question_id]
-            records = arrays.records_json or []
-            samples = {i: orjson.loads(records[i]) for i in sample_indices(arrays.average)}
-            question = self.references.questions[question_id].question
-            scored[question_id] = ScoredQuestion(question, answers, arrays, samples)
+        if isinstance(run, ChunkRun):
+            scored, cache_questions = self._scored_chunk_run(run)
+        else:
+            scored, cache_questions = self._scored_parsed_run(run)
         metadata_hash = self.references.metadata_hash
         result = build_result(
             scored, run.input_hash, metadata_hash, run.config, self.legacy_sum, self.sources
         )
-        cache = cache_json(run.input_hash, metadata_hash, scored, self.legacy_sum)
+        cache = cache_json(run.input_hash, metadata_hash, cache_questions, self.legacy_sum)
         write_atomically(run.path.parent / CACHE_PATH, cache)
         write_atomically(run.path.parent / RESULT_NAME, result_json(result))
-        num_answers = sum(len(answers) for answers in run.answers.values())
+        num_answers = sum(question.num_answers for question in scored.values())
         return RunOutcome(
             run.path, "scored", summary_of(result), warnings=run.warnings, num_answers=num_answers
         )
+
+    def _scored_chunk_run(self, run: ChunkRun) -> tuple[dict[str, ScoredQuestion], bytes]:
+        """A run read by the core: its scores, its sampled lines and records (the only answers
+        parsed in Python), and its score cache's questions part, from the chunk."""
+        scored: dict[str, ScoredQuestion] = {}
+        keys: list[tuple[int, bytes]] = []
+        for question_id in run.question_ids:
+            number = self._numbers[question_id]
+            scores = run.chunk.scores(run.index, number)
+            arrays = ScoreArrays(
+                self._tables[question_id].result().sources,
+                scores.fluency,
+                scores.truthfulness,
+                scores.helpfulness,
+                scores.average,
+                scores.lengths,
+            )
+            picked = sample_indices(arrays.average)
+            lines = run.chunk.lines(run.index, number, picked)
+            records = run.chunk.records(run.index, number, picked)
+            samples = {
+                index: (orjson.loads(line), orjson.loads(record))
+                for index, line, record in zip(picked, lines, records, strict=True)
+            }
+            question = self.references.questions[question_id].question
+            scored[question_id] = ScoredQuestion(question, arrays, samples)
+            keys.append((number, orjson.dumps(question_id)))
+        return scored, run.chunk.cache_questions(run.index, keys)
+
+    def _scored_parsed_run(self, run: ParsedRun) -> tuple[dict[str, ScoredQuestion], bytes]:
+        """A run read by Python: its scores and samples, and its score cache's questions part."""
+        scored: dict[str, ScoredQuestion] = {}
+        parts = []
+        for question_id, answers in sorted(run.answers.items()):
+            arrays = run.scores[question_id]
+            records = arrays.records_json or []
+            samples = {
+                i: (answers[i], orjson.loads(records[i])) for i in sample_indices(arrays.average)
+            }
+            question = self.references.questions[question_id].question
+            scored[question_id] = ScoredQuestion(question, arrays, samples)
+            parts.append(orjson.dumps(question_id) + b":[" + b",".join(records) + b"]")
+        return scored, b",".join(parts)
 
 
 def summary_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -307,20 +414,14 @@ def summary_of(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def cache_json(
-    input_hash: str,
-    metadata_hash: str,
-    scored: dict[str, ScoredQuestion],
-    legacy_sum: bool = False,
+    input_hash: str, metadata_hash: str, questions: bytes, legacy_sum: bool = False
 ) -> bytes:
     """cache/scores.json: both hashes, the `sum()` the records were made with, and per question
-    the records of its answers in file order (the records come from the core as JSON text:
-    they are joined, not re-encoded)."""
+    the records of its answers in file order. `questions` is that part's JSON text without its
+    braces, `"Q01":[record,...],...` (the records come from the core as JSON text: they are
+    joined, not re-encoded)."""
     header = orjson.dumps(
         {"input_hash": input_hash, "metadata_hash": metadata_hash, "legacy_sum": legacy_sum}
-    )
-    questions = b",".join(
-        orjson.dumps(question_id) + b":[" + b",".join(question.scores.records_json or []) + b"]"
-        for question_id, question in scored.items()
     )
     return header[:-1] + b',"questions":{' + questions + b"}}"
 

@@ -26,13 +26,17 @@ SAMPLE_RANKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 @dataclass(frozen=True)
 class ScoredQuestion:
-    """The answers of one question in file order, their scores, and the full records of the
-    sampled answers (index in file order -> per-answer record, in `sample_indices` order)."""
+    """The scores of one question's answers in file order, and its sampled answers: index in
+    file order -> (the answer's object as read, its per-answer record), in `sample_indices`
+    order."""
 
     question: str
-    answers: list[dict[str, Any]]
     scores: ScoreArrays
-    sample_records: dict[int, dict[str, Any]]
+    samples: dict[int, tuple[dict[str, Any], dict[str, Any]]]
+
+    @property
+    def num_answers(self) -> int:
+        return len(self.scores.average)
 
 
 def sample_indices(averages: np.ndarray) -> list[int]:
@@ -56,8 +60,8 @@ def question_summary(scored: ScoredQuestion, legacy_sum: bool = False) -> dict[s
     score, score_std = mean_std(averages, 4, legacy_sum)
     length, length_std = mean_std(arrays.lengths[order], 1, legacy_sum)
     samples = []
-    for index, record in scored.sample_records.items():
-        sample = {k: v for k, v in scored.answers[index].items() if k not in ("question", "scores")}
+    for answer, record in scored.samples.values():
+        sample = {k: v for k, v in answer.items() if k not in ("question", "scores")}
         sample["scores"] = record
         samples.append(sample)
     fluency = [mean(column, legacy_sum) for column in arrays.fluency[order].T]
@@ -92,7 +96,7 @@ def build_result(
     sources chosen (`eval --sources`), recorded when given."""
     question_ids = sorted(scored)
     questions = {qid: question_summary(scored[qid], legacy_sum) for qid in question_ids}
-    num_trials = min(len(scored[qid].answers) for qid in question_ids)
+    num_trials = min(scored[qid].num_answers for qid in question_ids)
     # Row t: the t-th answer's average of every question; its mean is trial t's score.
     by_trial = np.stack([scored[qid].scores.average[:num_trials] for qid in question_ids], axis=1)
     trial_scores = [mean(row, legacy_sum) for row in by_trial.tolist()]

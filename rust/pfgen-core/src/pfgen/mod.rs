@@ -12,5 +12,6 @@ pub mod reference;
 mod scorer;
 pub mod spec;
 pub mod table_file;
+pub mod trials_chunk;
 
 pub use scorer::{HelpfulnessResults, QuestionScorer, ScoreBatch};

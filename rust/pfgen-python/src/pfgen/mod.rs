@@ -21,6 +21,7 @@ use crate::errors::CoreError;
 
 pub(crate) mod answer_lines;
 pub(crate) mod construct;
+pub(crate) mod trials_chunk;
 
 /// Rules arrive as nested tuples: ("literal", name, pattern), ("external", name, index),
 /// ("and" | "or", name or None, [rules]).
@@ -72,7 +73,7 @@ fn convert_rules(rules: &[(Bound<'_, PyAny>, f64)]) -> PyResult<Vec<WeightedRule
 /// Scores of a batch (`QuestionScorer.score`), rounded as in the per-answer record: 2-D arrays
 /// (answers, sources), 1-D arrays per answer, and the optional per-answer lists (or None).
 #[pyclass(frozen, get_all, module = "pfgen_fast._core")]
-struct Scores {
+pub(crate) struct Scores {
     fluency: Py<PyAny>,
     truthfulness: Py<PyAny>,
     helpfulness: Py<PyAny>,
@@ -80,6 +81,36 @@ struct Scores {
     lengths: Py<PyAny>,
     helpfulness_results: Py<PyAny>,
     records_json: Py<PyAny>,
+}
+
+impl Scores {
+    /// Scores without per-answer lists, from row-major vectors of `k` sources.
+    pub(crate) fn from_vectors(
+        py: Python<'_>,
+        k: usize,
+        fluency: Vec<f64>,
+        truthfulness: Vec<f64>,
+        helpfulness: Vec<f64>,
+        average: Vec<f64>,
+        lengths: Vec<f64>,
+    ) -> PyResult<Scores> {
+        let n = helpfulness.len();
+        Ok(Scores {
+            fluency: PyArray1::from_vec(py, fluency)
+                .reshape([n, k])?
+                .into_any()
+                .unbind(),
+            truthfulness: PyArray1::from_vec(py, truthfulness)
+                .reshape([n, k])?
+                .into_any()
+                .unbind(),
+            helpfulness: PyArray1::from_vec(py, helpfulness).into_any().unbind(),
+            average: PyArray1::from_vec(py, average).into_any().unbind(),
+            lengths: PyArray1::from_vec(py, lengths).into_any().unbind(),
+            helpfulness_results: py.None(),
+            records_json: py.None(),
+        })
+    }
 }
 
 /// The n-gram tables and keyword rules of one question.
@@ -295,6 +326,35 @@ impl QuestionScorer {
         Ok(())
     }
 
+    /// Scores the answers of `runs` of `chunk` to `question` in one batch and keeps their
+    /// scores and records in the chunk. `external` and `legacy_sum` as for `score`, a row per
+    /// answer (`chunk.answers(question, runs)`).
+    #[pyo3(signature = (chunk, question, runs, external=None, legacy_sum=false))]
+    fn score_chunk(
+        &self,
+        py: Python<'_>,
+        chunk: &Bound<'_, trials_chunk::TrialsChunk>,
+        question: usize,
+        runs: Vec<usize>,
+        external: Option<PyReadonlyArray2<'_, u32>>,
+        legacy_sum: bool,
+    ) -> PyResult<()> {
+        let chunk = &chunk.get().inner;
+        let external_values = self.external_values(chunk.num_answers(question, &runs), external)?;
+        py.detach(|| {
+            chunk.score_question(
+                question,
+                &runs,
+                &self.inner,
+                &self.sources,
+                &external_values,
+                SumMode::from_legacy(legacy_sum),
+            )
+        })
+        .map_err(CoreError::from)?;
+        Ok(())
+    }
+
     #[getter]
     fn baselines(&self) -> Vec<f64> {
         self.inner.references.baselines().to_vec()
@@ -319,5 +379,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<QuestionScorer>()?;
     m.add_class::<Scores>()?;
     m.add_class::<answer_lines::AnswerLines>()?;
+    m.add_class::<trials_chunk::TrialsChunk>()?;
     construct::register(m)
 }
