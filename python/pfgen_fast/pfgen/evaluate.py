@@ -1,11 +1,15 @@
 """Evaluating trials files: result.json and a score cache beside each (spec §7).
 
 The work is question-major: the answers of a chunk of runs to one question are scored in one
-batch, while that question's tables are hot in the CPU caches. Runs are read, question tables
-built, questions scored and results written as tasks on one thread pool (the core releases the
-GIL). Two chunks are in flight at once, so that the writing of one (Python, holding the GIL)
-overlaps the scoring of the next (Rust, without it), and memory stays bounded by the chunks in
-flight.
+batch, while that question's tables are hot in the CPU caches. The core reads a chunk's files
+(decompressed, cut into lines, grouped by question, the files in parallel: `TrialsChunk`),
+scores each question over the chunk and keeps the scores and records, so that no Python object
+is made per answer; Python checks the runs, parses the sampled lines only, and writes. A run
+the core is not sure about is read by Python's own reader (`trials.read_trials`), which words
+its error or takes its odd lines. Reading, table building and scoring run as tasks on one
+thread pool, with the GIL released; two chunks are in flight at once, so that the writing of
+one (Python, holding the GIL) overlaps the reading and scoring of the next, and memory stays
+bounded by the chunks in flight.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from pfgen_fast.pfgen.results import (
     ScoredQuestion,
     build_result,
     result_json,
-    sample_indices,
+    run_stats,
+    scored_question,
 )
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
 from pfgen_fast.pfgen.trials import read_raw, read_trials, records_by_question
@@ -64,8 +69,13 @@ class ChunkRun:
     config: dict[str, Any] | None
     chunk: _core.TrialsChunk
     index: int  # in the chunk
-    question_ids: list[str]  # with answers, sorted
+    counts: dict[str, int]  # answers by question id, of the questions with answers
     warnings: list[str]
+
+    @property
+    def question_ids(self) -> list[str]:
+        """The questions with answers, in result.json's order."""
+        return sorted(self.counts)
 
 
 @dataclass
@@ -185,26 +195,13 @@ class Evaluator:
         if not pending:
             return
         # Tables are built while the core reads the runs (nearly every run has every question).
+        reading = pool.submit(self._read_chunk, pending)
         for question_id in self._claim_unbuilt_tables():
             pool.submit(self._build_into, question_id)
-        chunk = pool.submit(self._read_chunk, pending).result()
-        fast: list[ChunkRun] = []
-        careful: list[ParsedRun] = []
-        for index, (path, raw, input_hash) in enumerate(pending):
-            if chunk.careful(index) is None:
-                checked: ChunkRun | ParsedRun | RunOutcome = self._check_chunk_run(
-                    chunk, index, path, input_hash
-                )
-            else:
-                checked = self._parse(path, raw, input_hash)
-            if isinstance(checked, RunOutcome):
-                finish(checked)
-            elif isinstance(checked, ChunkRun):
-                fast.append(checked)
-            else:
-                careful.append(checked)
+        chunk = reading.result()
+        fast, careful = self._check_runs(chunk, pending, finish)
         del pending
-        question_ids = {q for run in fast for q in run.question_ids}
+        question_ids = {q for run in fast for q in run.counts}
         question_ids.update(q for run in careful for q in run.answers)
         scoring = []
         for question_id in sorted(question_ids):
@@ -227,6 +224,31 @@ class Evaluator:
             except PfgenError as error:
                 finish(RunOutcome(run.path, "failed", error=str(error)))
 
+    def _check_runs(
+        self,
+        chunk: _core.TrialsChunk,
+        pending: list[tuple[Path, bytes, str]],
+        finish: Callable[[RunOutcome], None],
+    ) -> tuple[list[ChunkRun], list[ParsedRun]]:
+        """The runs the core read, checked, and those it left to Python, read by Python and
+        checked; the outcome of each run that cannot be scored is reported."""
+        fast: list[ChunkRun] = []
+        careful: list[ParsedRun] = []
+        for index, (path, raw, input_hash) in enumerate(pending):
+            if chunk.careful(index) is None:
+                checked: ChunkRun | ParsedRun | RunOutcome = self._check_chunk_run(
+                    chunk, index, path, input_hash
+                )
+            else:
+                checked = self._parse(path, raw, input_hash)
+            if isinstance(checked, RunOutcome):
+                finish(checked)
+            elif isinstance(checked, ChunkRun):
+                fast.append(checked)
+            else:
+                careful.append(checked)
+        return fast, careful
+
     def _read_chunk(self, pending: list[tuple[Path, bytes, str]]) -> _core.TrialsChunk:
         """The core's reading of the runs (decompressed, grouped by question), GIL released."""
         return _core.TrialsChunk(
@@ -245,7 +267,7 @@ class Evaluator:
         except PfgenError as error:
             return RunOutcome(path, "failed", error=str(error))
         config = read_config(path.parent)
-        return ChunkRun(path, input_hash, config, chunk, index, sorted(answers), warnings)
+        return ChunkRun(path, input_hash, config, chunk, index, answers, warnings)
 
     def _read_raw(self, path: Path) -> tuple[bytes, str] | RunOutcome:
         """The file's bytes and input hash, or the outcome when it is current or unreadable."""
@@ -321,7 +343,7 @@ class Evaluator:
     ) -> None:
         """Scores the answers of every run to one question: those the core read in a single
         batch (the scores kept in the chunk), those read by Python in another."""
-        runs = [run.index for run in fast if question_id in run.question_ids]
+        runs = [run.index for run in fast if question_id in run.counts]
         if runs:
             number = self._numbers[question_id]
             scorer.score_chunk(chunk, number, runs, self.legacy_sum)
@@ -348,12 +370,12 @@ class Evaluator:
     def _write(self, run: ChunkRun | ParsedRun) -> RunOutcome:
         """Writes the run's score cache, then its result.json (which marks it done)."""
         if isinstance(run, ChunkRun):
-            scored, cache_questions = self._scored_chunk_run(run)
+            scored, stats, cache_questions = self._scored_chunk_run(run)
         else:
-            scored, cache_questions = self._scored_parsed_run(run)
+            scored, stats, cache_questions = self._scored_parsed_run(run)
         metadata_hash = self.references.metadata_hash
         result = build_result(
-            scored, run.input_hash, metadata_hash, run.config, self.legacy_sum, self.sources
+            scored, stats, run.input_hash, metadata_hash, run.config, self.sources
         )
         cache = cache_json(run.input_hash, metadata_hash, cache_questions, self.legacy_sum)
         write_atomically(run.path.parent / CACHE_PATH, cache)
@@ -363,48 +385,47 @@ class Evaluator:
             run.path, "scored", summary_of(result), warnings=run.warnings, num_answers=num_answers
         )
 
-    def _scored_chunk_run(self, run: ChunkRun) -> tuple[dict[str, ScoredQuestion], bytes]:
-        """A run read by the core: its scores, its sampled lines and records (the only answers
-        parsed in Python), and its score cache's questions part, from the chunk."""
+    def _scored_chunk_run(
+        self, run: ChunkRun
+    ) -> tuple[dict[str, ScoredQuestion], _core.RunStats, bytes]:
+        """A run read by the core: its numbers and its sampled lines and records (the only
+        answers parsed in Python) by question, its top-level numbers, and its score cache's
+        questions part, from the chunk."""
+        chunk, index, legacy_sum = run.chunk, run.index, self.legacy_sum
         scored: dict[str, ScoredQuestion] = {}
-        keys: list[tuple[int, bytes]] = []
-        for question_id in run.question_ids:
-            number = self._numbers[question_id]
-            scores = run.chunk.scores(run.index, number)
-            arrays = ScoreArrays(
-                self._tables[question_id].result().sources,
-                scores.fluency,
-                scores.truthfulness,
-                scores.helpfulness,
-                scores.average,
-                scores.lengths,
-            )
-            picked = sample_indices(arrays.average)
-            lines = run.chunk.lines(run.index, number, picked)
-            records = run.chunk.records(run.index, number, picked)
-            samples = {
-                index: (orjson.loads(line), orjson.loads(record))
-                for index, line, record in zip(picked, lines, records, strict=True)
-            }
+        numbers = [self._numbers[question_id] for question_id in run.question_ids]
+        for question_id, number in zip(run.question_ids, numbers, strict=True):
+            numbers_of = chunk.question_stats(index, number, legacy_sum)
+            lines = chunk.lines(index, number, numbers_of.samples)
+            records = chunk.records(index, number, numbers_of.samples)
+            samples = [
+                (orjson.loads(line), orjson.loads(record))
+                for line, record in zip(lines, records, strict=True)
+            ]
             question = self.references.questions[question_id].question
-            scored[question_id] = ScoredQuestion(question, arrays, samples)
-            keys.append((number, orjson.dumps(question_id)))
-        return scored, run.chunk.cache_questions(run.index, keys)
+            sources = self._tables[question_id].result().sources
+            count = run.counts[question_id]
+            scored[question_id] = ScoredQuestion(question, sources, count, numbers_of, samples)
+        keys = [(n, orjson.dumps(q)) for q, n in zip(run.question_ids, numbers, strict=True)]
+        run_numbers = chunk.run_stats(index, numbers, legacy_sum)
+        return scored, run_numbers, chunk.cache_questions(index, keys)
 
-    def _scored_parsed_run(self, run: ParsedRun) -> tuple[dict[str, ScoredQuestion], bytes]:
-        """A run read by Python: its scores and samples, and its score cache's questions part."""
+    def _scored_parsed_run(
+        self, run: ParsedRun
+    ) -> tuple[dict[str, ScoredQuestion], _core.RunStats, bytes]:
+        """A run read by Python: the same, from its answers and scores."""
         scored: dict[str, ScoredQuestion] = {}
         parts = []
         for question_id, answers in sorted(run.answers.items()):
             arrays = run.scores[question_id]
             records = arrays.records_json or []
-            samples = {
-                i: (answers[i], orjson.loads(records[i])) for i in sample_indices(arrays.average)
-            }
             question = self.references.questions[question_id].question
-            scored[question_id] = ScoredQuestion(question, arrays, samples)
+            scored[question_id] = scored_question(
+                question, arrays, answers, records, self.legacy_sum
+            )
             parts.append(orjson.dumps(question_id) + b":[" + b",".join(records) + b"]")
-        return scored, b",".join(parts)
+        stats = run_stats([run.scores[q] for q in sorted(run.answers)], self.legacy_sum)
+        return scored, stats, b",".join(parts)
 
 
 def summary_of(result: dict[str, Any]) -> dict[str, Any]:

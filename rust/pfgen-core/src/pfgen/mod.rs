@@ -9,6 +9,7 @@ pub mod ngram_build;
 pub mod ngram_table;
 pub mod record_json;
 pub mod reference;
+pub mod run_summary;
 mod scorer;
 pub mod spec;
 pub mod table_file;

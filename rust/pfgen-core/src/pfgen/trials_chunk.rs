@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::common::py_sum::SumMode;
 use crate::pfgen::answer_lines::{read_answer_lines, AnswerLines, BLANK};
+use crate::pfgen::run_summary::{question_stats, run_stats, QuestionStats, RunStats, ScoreColumns};
 use crate::pfgen::QuestionScorer;
 
 /// One trials file: its bytes as stored, and whether they are `.xz`-compressed.
@@ -284,6 +285,46 @@ impl TrialsChunk {
         .map_err(|_| ChunkError::AlreadyScored(question))
     }
 
+    /// The scores of `run`'s answers to `question`, as columns.
+    fn columns(&self, run: usize, question: usize) -> Result<ScoreColumns<'_>, ChunkError> {
+        let (scores, span) = self.run_scores(run, question)?;
+        let k = scores.num_sources;
+        Ok(ScoreColumns {
+            num_sources: k,
+            fluency: &scores.fluency[span.start * k..span.end * k],
+            truthfulness: &scores.truthfulness[span.start * k..span.end * k],
+            helpfulness: &scores.helpfulness[span.clone()],
+            average: &scores.average[span.clone()],
+            lengths: &scores.lengths[span],
+        })
+    }
+
+    /// The result.json numbers of `run`'s answers to `question`.
+    pub fn question_stats(
+        &self,
+        run: usize,
+        question: usize,
+        sum: SumMode,
+    ) -> Result<QuestionStats, ChunkError> {
+        Ok(question_stats(&self.columns(run, question)?, sum))
+    }
+
+    /// The top-level result.json numbers of `run`, over `questions` in result.json's order.
+    pub fn run_stats(
+        &self,
+        run: usize,
+        questions: &[usize],
+        sum: SumMode,
+    ) -> Result<RunStats, ChunkError> {
+        let columns = questions
+            .iter()
+            .map(|&question| self.columns(run, question))
+            .collect::<Result<Vec<_>, _>>()?;
+        let averages: Vec<&[f64]> = columns.iter().map(|c| c.average).collect();
+        let lengths: Vec<&[f64]> = columns.iter().map(|c| c.lengths).collect();
+        Ok(run_stats(&averages, &lengths, sum))
+    }
+
     /// The scores of `question`, once scored.
     pub fn scores(&self, question: usize) -> Option<&QuestionScores> {
         self.scores.get(question)?.get()
@@ -375,7 +416,13 @@ fn has_lone_carriage_return(text: &[u8]) -> bool {
 /// The content of a single complete `.xz` stream that is the whole of `raw`, or None.
 fn decompress_xz(raw: &[u8]) -> Option<Vec<u8>> {
     let mut stream = Stream::new_stream_decoder(u64::MAX, 0).ok()?;
-    let mut out = Vec::with_capacity(raw.len().saturating_mul(4).max(1 << 16));
+    // Room for the whole content from the start (as the stream's index gives it, within
+    // reason): the buffer is not reallocated, which would copy it, while it fills.
+    let guess = raw.len().saturating_mul(8).max(1 << 16);
+    let expected =
+        xz_content_size(raw).map_or(guess, |size| size.min(raw.len().saturating_mul(1024)));
+    let mut out = Vec::new();
+    out.try_reserve_exact(expected.saturating_add(1)).ok()?;
     loop {
         let consumed = usize::try_from(stream.total_in()).ok()?;
         let before = (consumed, out.len());
@@ -386,12 +433,52 @@ fn decompress_xz(raw: &[u8]) -> Option<Vec<u8>> {
             break;
         }
         if out.len() == out.capacity() {
-            out.reserve(out.capacity());
+            out.try_reserve(out.capacity()).ok()?;
         } else if before == (usize::try_from(stream.total_in()).ok()?, out.len()) {
             return None;
         }
     }
     (usize::try_from(stream.total_in()).ok()? == raw.len()).then_some(out)
+}
+
+/// The content size that the index of the `.xz` stream ending `raw` records (the sum of its
+/// blocks' uncompressed sizes), if `raw` ends with a stream footer and an index that read
+/// well. Only a size hint: the decoder checks the index itself.
+fn xz_content_size(raw: &[u8]) -> Option<usize> {
+    const FOOTER: usize = 12;
+    let footer = raw.get(raw.len().checked_sub(FOOTER)?..)?;
+    if &footer[10..] != b"YZ" {
+        return None;
+    }
+    let backward = u32::from_le_bytes(footer[4..8].try_into().ok()?);
+    let index_size = (usize::try_from(backward).ok()? + 1) * 4;
+    let start = raw.len().checked_sub(FOOTER + index_size)?;
+    let index = &raw[start..raw.len() - FOOTER];
+    if index.first() != Some(&0) {
+        return None;
+    }
+    let mut at = 1;
+    let records = read_varint(index, &mut at)?;
+    let mut total: u64 = 0;
+    for _ in 0..records {
+        read_varint(index, &mut at)?; // the block's unpadded size
+        total = total.checked_add(read_varint(index, &mut at)?)?;
+    }
+    usize::try_from(total).ok()
+}
+
+/// An .xz variable-length integer (7 bits a byte, least significant first, at most 9 bytes).
+fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value: u64 = 0;
+    for shift in 0..9 {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << (7 * shift);
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -453,6 +540,17 @@ mod tests {
         }
         assert_eq!(chunk.answers(1, &[0, 1]), vec!["b1", "b2", "b1", "b2"]);
         assert_eq!(chunk.answers(0, &[1]), vec!["aあ"]);
+    }
+
+    #[test]
+    fn the_index_gives_the_content_size() {
+        for text in [&b""[..], RUN.as_bytes(), &RUN.repeat(5000).into_bytes()] {
+            let packed = compress(text);
+            assert_eq!(xz_content_size(&packed), Some(text.len()));
+            assert_eq!(decompress_xz(&packed).as_deref(), Some(text));
+        }
+        assert_eq!(xz_content_size(b"YZ"), None);
+        assert_eq!(xz_content_size(&[0; 12]), None);
     }
 
     #[test]
@@ -548,6 +646,15 @@ mod tests {
         assert!(chunk.scores(0).is_none());
         assert_eq!(chunk.record(2, 1, 1), Ok(scores.records[3].as_str()));
         assert_eq!(chunk.record(2, 1, 2), Err(ChunkError::NoAnswer(2, 1, 2)));
+        let stats = chunk.question_stats(2, 1, sum).unwrap();
+        assert_eq!(stats.length, 2.0);
+        let run = chunk.run_stats(2, &[1], sum).unwrap();
+        assert_eq!(run.num_trials, 2);
+        assert_eq!(run.score, stats.score);
+        assert_eq!(
+            chunk.run_stats(2, &[0, 1], sum),
+            Err(ChunkError::NotScored(2, 0))
+        );
         let cache = chunk.cache_questions(2, &[(0, b"\"Q01\""), (1, b"\"Q02\"")]);
         let expected = format!("\"Q02\":[{},{}]", scores.records[2], scores.records[3]);
         assert_eq!(String::from_utf8(cache).unwrap(), expected);

@@ -21,6 +21,7 @@ use crate::errors::CoreError;
 
 pub(crate) mod answer_lines;
 pub(crate) mod construct;
+pub(crate) mod run_summary;
 pub(crate) mod trials_chunk;
 
 /// Rules arrive as nested tuples: ("literal", name, pattern), ("external", name, index),
@@ -73,7 +74,7 @@ fn convert_rules(rules: &[(Bound<'_, PyAny>, f64)]) -> PyResult<Vec<WeightedRule
 /// Scores of a batch (`QuestionScorer.score`), rounded as in the per-answer record: 2-D arrays
 /// (answers, sources), 1-D arrays per answer, and the optional per-answer lists (or None).
 #[pyclass(frozen, get_all, module = "pfgen_fast._core")]
-pub(crate) struct Scores {
+struct Scores {
     fluency: Py<PyAny>,
     truthfulness: Py<PyAny>,
     helpfulness: Py<PyAny>,
@@ -81,36 +82,6 @@ pub(crate) struct Scores {
     lengths: Py<PyAny>,
     helpfulness_results: Py<PyAny>,
     records_json: Py<PyAny>,
-}
-
-impl Scores {
-    /// Scores without per-answer lists, from row-major vectors of `k` sources.
-    pub(crate) fn from_vectors(
-        py: Python<'_>,
-        k: usize,
-        fluency: Vec<f64>,
-        truthfulness: Vec<f64>,
-        helpfulness: Vec<f64>,
-        average: Vec<f64>,
-        lengths: Vec<f64>,
-    ) -> PyResult<Scores> {
-        let n = helpfulness.len();
-        Ok(Scores {
-            fluency: PyArray1::from_vec(py, fluency)
-                .reshape([n, k])?
-                .into_any()
-                .unbind(),
-            truthfulness: PyArray1::from_vec(py, truthfulness)
-                .reshape([n, k])?
-                .into_any()
-                .unbind(),
-            helpfulness: PyArray1::from_vec(py, helpfulness).into_any().unbind(),
-            average: PyArray1::from_vec(py, average).into_any().unbind(),
-            lengths: PyArray1::from_vec(py, lengths).into_any().unbind(),
-            helpfulness_results: py.None(),
-            records_json: py.None(),
-        })
-    }
 }
 
 /// The n-gram tables and keyword rules of one question.
@@ -380,5 +351,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Scores>()?;
     m.add_class::<answer_lines::AnswerLines>()?;
     m.add_class::<trials_chunk::TrialsChunk>()?;
+    run_summary::register(m)?;
     construct::register(m)
 }

@@ -7,7 +7,9 @@ use pyo3::types::PyBytes;
 
 use pfgen_core::pfgen::trials_chunk::{Careful, TrialsFile};
 
-use super::Scores;
+use pfgen_core::common::py_sum::SumMode;
+
+use super::run_summary::{QuestionStats, RunStats};
 use crate::errors::CoreError;
 
 /// The runs of a chunk: their answers grouped by question, and their scores.
@@ -103,23 +105,30 @@ impl TrialsChunk {
             .collect()
     }
 
-    /// The scores of run `run`'s answers to `question` (without per-answer lists).
-    fn scores(&self, py: Python<'_>, run: usize, question: usize) -> PyResult<Scores> {
-        let (scores, span) = self
+    /// The result.json numbers of run `run`'s answers to `question`.
+    #[pyo3(signature = (run, question, legacy_sum=false))]
+    fn question_stats(
+        &self,
+        run: usize,
+        question: usize,
+        legacy_sum: bool,
+    ) -> PyResult<QuestionStats> {
+        let stats = self
             .inner
-            .run_scores(run, question)
+            .question_stats(run, question, SumMode::from_legacy(legacy_sum))
             .map_err(CoreError::from)?;
-        let k = scores.num_sources;
-        let rows = |values: &[f64]| values[span.start * k..span.end * k].to_vec();
-        Scores::from_vectors(
-            py,
-            k,
-            rows(&scores.fluency),
-            rows(&scores.truthfulness),
-            scores.helpfulness[span.clone()].to_vec(),
-            scores.average[span.clone()].to_vec(),
-            scores.lengths[span].to_vec(),
-        )
+        Ok(stats.into())
+    }
+
+    /// The top-level result.json numbers of run `run`, over `questions` in result.json's
+    /// order.
+    #[pyo3(signature = (run, questions, legacy_sum=false))]
+    fn run_stats(&self, run: usize, questions: Vec<usize>, legacy_sum: bool) -> PyResult<RunStats> {
+        let stats = self
+            .inner
+            .run_stats(run, &questions, SumMode::from_legacy(legacy_sum))
+            .map_err(CoreError::from)?;
+        Ok(stats.into())
     }
 
     /// The questions part of run `run`'s score cache: `key:[record,...]` per (question, key)
