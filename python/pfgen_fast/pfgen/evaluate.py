@@ -196,7 +196,8 @@ class Evaluator:
             return
         # Tables are built while the core reads the runs (nearly every run has every question).
         reading = pool.submit(self._read_chunk, pending)
-        for question_id in self._claim_unbuilt_tables():
+        building = self._claim_unbuilt_tables()
+        for question_id in building:
             pool.submit(self._build_into, question_id)
         chunk = reading.result()
         fast, careful = self._check_runs(chunk, pending, finish)
@@ -211,7 +212,10 @@ class Evaluator:
             )
         for future in scoring:
             future.result()
-        release_free_memory()
+        if building:
+            # The scratch memory of table building goes back to the OS; the chunks' own memory
+            # is kept for the next chunks to reuse.
+            release_free_memory()
         # Written here, not on the pool: writing holds the GIL, and the pool's workers go on
         # with the other chunk's reading and scoring meanwhile.
         written: list[ChunkRun | ParsedRun] = [*fast, *careful]
