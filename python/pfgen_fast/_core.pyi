@@ -18,7 +18,10 @@ __all__ = [
     "QuestionScorer",
     "RareNgramCounter",
     "RareNgrams",
+    "QuestionStats",
+    "RunStats",
     "Scores",
+    "TrialsChunk",
     "check_candidate_lines",
     "evalmm_bag_overlap",
     "evalmm_levenshtein",
@@ -27,7 +30,9 @@ __all__ = [
     "evalmm_token_ids",
     "py_round",
     "py_sum",
+    "question_stats",
     "release_free_memory",
+    "run_stats",
     "trigram_coverage",
 ]
 
@@ -112,6 +117,14 @@ class QuestionScorer:
         external: npt.NDArray[np.uint32] | None = None,
         legacy_sum: bool = False,
     ) -> None: ...
+    def score_chunk(
+        self,
+        chunk: TrialsChunk,
+        question: int,
+        runs: Sequence[int],
+        external: npt.NDArray[np.uint32] | None = None,
+        legacy_sum: bool = False,
+    ) -> None: ...
     @property
     def baselines(self) -> list[float]: ...
     @property
@@ -132,6 +145,83 @@ class AnswerLines:
     def line(self, index: int) -> bytes: ...
     def answers(self, question: int) -> list[str]: ...
     def write(self, outputs: Sequence[tuple[int, bytes]]) -> bytes: ...
+
+@final
+class TrialsChunk:
+    """The trials files of a chunk of `eval`'s runs, read (decompressed, their answers grouped by
+    question) with the GIL released; each question's scores over the chunk once
+    `QuestionScorer.score_chunk` has scored it. A run the core is not sure about is left to the
+    caller (`careful`)."""
+
+    def __new__(
+        cls, files: Sequence[bytes], compressed: Sequence[bool], questions: Sequence[str]
+    ) -> TrialsChunk: ...
+    def careful(self, run: int) -> str | None: ...
+    def counts(self, run: int) -> npt.NDArray[np.uintp]: ...
+    def answers(self, question: int, runs: Sequence[int]) -> list[str]: ...
+    def lines(self, run: int, question: int, indices: Sequence[int]) -> list[bytes]: ...
+    def records(self, run: int, question: int, indices: Sequence[int]) -> list[bytes]: ...
+    def question_stats(
+        self, run: int, question: int, legacy_sum: bool = False
+    ) -> QuestionStats: ...
+    def run_stats(
+        self, run: int, questions: Sequence[int], legacy_sum: bool = False
+    ) -> RunStats: ...
+    def cache_questions(self, run: int, keys: Sequence[tuple[int, bytes]]) -> bytes: ...
+
+@final
+class QuestionStats:
+    """A question's part of result.json: score, length and their deviations, per-source
+    fluency and truthfulness means, helpfulness and average means (rounded as written), and the
+    file-order indices of the sampled answers, in sample order."""
+
+    @property
+    def score(self) -> float: ...
+    @property
+    def score_std(self) -> float: ...
+    @property
+    def length(self) -> float: ...
+    @property
+    def length_std(self) -> float: ...
+    @property
+    def fluency(self) -> list[float]: ...
+    @property
+    def truthfulness(self) -> list[float]: ...
+    @property
+    def helpfulness(self) -> float: ...
+    @property
+    def average(self) -> float: ...
+    @property
+    def samples(self) -> list[int]: ...
+
+@final
+class RunStats:
+    """A run's top-level result.json numbers."""
+
+    @property
+    def num_trials(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def score_std(self) -> float: ...
+    @property
+    def length(self) -> float: ...
+    @property
+    def length_std(self) -> float: ...
+
+def question_stats(
+    fluency: npt.NDArray[np.float64],
+    truthfulness: npt.NDArray[np.float64],
+    helpfulness: npt.NDArray[np.float64],
+    average: npt.NDArray[np.float64],
+    lengths: npt.NDArray[np.float64],
+    legacy_sum: bool = False,
+) -> QuestionStats: ...
+def run_stats(
+    averages: Sequence[npt.NDArray[np.float64]],
+    lengths: Sequence[npt.NDArray[np.float64]],
+    legacy_sum: bool = False,
+) -> RunStats: ...
 
 # pfgen.construct: reference-set construction.
 

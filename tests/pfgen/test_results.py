@@ -11,19 +11,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pfgen_fast import _core
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.pfgen.results import (
     ScoredQuestion,
     build_result,
     result_json,
-    sample_indices,
+    run_stats,
+    scored_question,
 )
 from pfgen_fast.pfgen.scorer import ScoreArrays
 
+Question = tuple[ScoredQuestion, ScoreArrays]
 
-def scored_question(
+
+def made_question(
     question: str, sources: list[str], fluency: list[list[float]], averages: list[float]
-) -> ScoredQuestion:
+) -> Question:
     """A question's answers with given scores (truthfulness = fluency / 2, helpfulness = .5)."""
     count = len(averages)
     answers = [{"question": question, "answer": "あ" * (i + 1), "extra": i} for i in range(count)]
@@ -35,25 +39,38 @@ def scored_question(
         np.array(averages, dtype=np.float64),
         np.arange(1, count + 1, dtype=np.float64),
     )
-    records = {i: {"average": averages[i]} for i in sample_indices(scores.average)}
-    return ScoredQuestion(question, answers, scores, records)
+    records = [{"average": average} for average in averages]
+    return scored_question(question, scores, answers, records), scores
+
+
+def result_of(questions: dict[str, Question], config: dict[str, Any] | None) -> dict[str, Any]:
+    stats = run_stats([questions[qid][1] for qid in sorted(questions)])
+    scored = {qid: question for qid, (question, _) in questions.items()}
+    return build_result(scored, stats, "in", "meta", config)
+
+
+def sample_indices(averages: list[float]) -> list[int]:
+    count = len(averages)
+    scores = np.zeros((count, 1))
+    values = np.array(averages, dtype=np.float64)
+    return _core.question_stats(scores, scores, values, values, values).samples
 
 
 def test_sample_indices_are_stable_on_ties_and_skip_repeats():
-    assert sample_indices(np.array([0.3])) == [0]
+    assert sample_indices([0.3]) == [0]
     # Sorted best first: 1, 0, 2 (0 and 2 tie: file order kept); ranks pick 0, 0(.5), 1, 2(1.5), 2.
-    assert sample_indices(np.array([0.5, 0.9, 0.5])) == [1, 0, 2]
+    assert sample_indices([0.5, 0.9, 0.5]) == [1, 0, 2]
     # round(0.5) == 0 and round(1.5) == 2 (Python rounds half to even).
-    assert sample_indices(np.array([0.1, 0.2])) == [1, 0]
-    averages = np.array([0.1, 0.7, 0.4, 0.9, 0.2, 0.6, 0.3, 0.8, 0.5])
+    assert sample_indices([0.1, 0.2]) == [1, 0]
+    averages = [0.1, 0.7, 0.4, 0.9, 0.2, 0.6, 0.3, 0.8, 0.5]
     assert sample_indices(averages) == [3, 1, 8, 6, 0]
 
 
 def test_result_keys_samples_and_trial_scores():
-    q1 = scored_question("一", ["P", "R"], [[0.2, 0.4], [0.6, 0.8], [1.0, 0.0]], [0.3, 0.7, 0.5])
-    q2 = scored_question("二", ["R"], [[0.1], [0.3]], [0.2, 0.6])
+    q1 = made_question("一", ["P", "R"], [[0.2, 0.4], [0.6, 0.8], [1.0, 0.0]], [0.3, 0.7, 0.5])
+    q2 = made_question("二", ["R"], [[0.1], [0.3]], [0.2, 0.6])
     config = {"model": "m", "mode": "qa"}
-    result = build_result({"Q02": q2, "Q01": q1}, "in", "meta", config)
+    result = result_of({"Q02": q2, "Q01": q1}, config)
     assert list(result) == [
         "input_hash",
         "metadata_hash",
@@ -77,19 +94,19 @@ def test_result_keys_samples_and_trial_scores():
     assert all("question" not in s for s in first["samples"])
     assert first["samples"][0]["scores"] == {"average": 0.7}
     assert list(result["scores"]["fluency"]) == ["P", "R"]  # first-seen order
-    assert "config" not in build_result({"Q01": q1}, "in", "meta", None)
+    assert "config" not in result_of({"Q01": q1}, None)
 
 
 def test_overall_scores_are_rounded_at_every_step():
     # Each of three questions adds round(x / 3, 5) to a running total rounded at every step.
     questions = {
-        f"Q0{i}": scored_question("q", ["R"], [[1 / 3]], [1 / 3 + 1e-9]) for i in range(1, 4)
+        f"Q0{i}": made_question("q", ["R"], [[1 / 3]], [1 / 3 + 1e-9]) for i in range(1, 4)
     }
-    result = build_result(questions, "in", "meta", None)
+    result = result_of(questions, None)
     assert result["scores"]["average"] == 0.33333
     assert result["scores"]["helpfulness"] == 0.50001  # 0.16667 + 0.16667 + 0.16667
-    questions = {f"Q0{i}": scored_question("q", ["R"], [[1.0]], [1.0]) for i in range(1, 4)}
-    assert build_result(questions, "in", "meta", None)["scores"]["fluency"]["R"] == 0.99999
+    questions = {f"Q0{i}": made_question("q", ["R"], [[1.0]], [1.0]) for i in range(1, 4)}
+    assert result_of(questions, None)["scores"]["fluency"]["R"] == 0.99999
 
 
 json_values = st.recursive(

@@ -1,11 +1,15 @@
 """Evaluating trials files: result.json and a score cache beside each (spec §7).
 
 The work is question-major: the answers of a chunk of runs to one question are scored in one
-batch, while that question's tables are hot in the CPU caches. Runs are read, question tables
-built, questions scored and results written as tasks on one thread pool (the core releases the
-GIL). Two chunks are in flight at once, so that the writing of one (Python, holding the GIL)
-overlaps the scoring of the next (Rust, without it), and memory stays bounded by the chunks in
-flight.
+batch, while that question's tables are hot in the CPU caches. The core reads a chunk's files
+(decompressed, cut into lines, grouped by question, the files in parallel: `TrialsChunk`),
+scores each question over the chunk and keeps the scores and records, so that no Python object
+is made per answer; Python checks the runs, parses the sampled lines only, and writes. A run
+the core is not sure about is read by Python's own reader (`trials.read_trials`), which words
+its error or takes its odd lines. Reading, table building and scoring run as tasks on one
+thread pool, with the GIL released; two chunks are in flight at once, so that the writing of
+one (Python, holding the GIL) overlaps the reading and scoring of the next, and memory stays
+bounded by the chunks in flight.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from pfgen_fast import _core
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.runs import RESULT_NAME, read_config
@@ -29,7 +34,8 @@ from pfgen_fast.pfgen.results import (
     ScoredQuestion,
     build_result,
     result_json,
-    sample_indices,
+    run_stats,
+    scored_question,
 )
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
 from pfgen_fast.pfgen.trials import read_raw, read_trials, records_by_question
@@ -55,8 +61,27 @@ class RunOutcome:
 
 
 @dataclass
+class ChunkRun:
+    """A run read by the core (`TrialsChunk`) and checked: its scores are kept in the chunk."""
+
+    path: Path
+    input_hash: str
+    config: dict[str, Any] | None
+    chunk: _core.TrialsChunk
+    index: int  # in the chunk
+    counts: dict[str, int]  # answers by question id, of the questions with answers
+    warnings: list[str]
+
+    @property
+    def question_ids(self) -> list[str]:
+        """The questions with answers, in result.json's order."""
+        return sorted(self.counts)
+
+
+@dataclass
 class ParsedRun:
-    """A run read and checked, waiting for its scores."""
+    """A run the core left to Python (`TrialsChunk.careful`), read and checked, waiting for
+    its scores."""
 
     path: Path
     input_hash: str
@@ -86,6 +111,10 @@ class Evaluator:
         self._tables_lock = threading.Lock()
         # Set when the run is interrupted: the chunks write no further result.
         self._stopped = threading.Event()
+        # The core numbers the questions in this order.
+        self._question_ids = list(references.questions)
+        self._numbers = {question_id: n for n, question_id in enumerate(self._question_ids)}
+        self._question_texts = [q.question for q in references.questions.values()]
 
     def sources_of(self, available: dict[str, list[str]]) -> list[str] | None:
         """With --sources, those of a question's sources that it has; a question with none of
@@ -165,38 +194,84 @@ class Evaluator:
                 pending.append((path, *read))
         if not pending:
             return
-        # Tables are built while runs are parsed (nearly every run has every question); the
-        # two kinds of task alternate so that both cores have work of each kind.
-        unbuilt = self._claim_unbuilt_tables()
-        parsing = []
-        for index in range(max(len(unbuilt), len(pending))):
-            if index < len(unbuilt):
-                pool.submit(self._build_into, unbuilt[index])
-            if index < len(pending):
-                parsing.append(pool.submit(self._parse, *pending[index]))
-        runs: list[ParsedRun] = []
-        for future in parsing:
-            parsed = future.result()
-            if isinstance(parsed, RunOutcome):
-                finish(parsed)
-            else:
-                runs.append(parsed)
+        # Tables are built while the core reads the runs (nearly every run has every question).
+        reading = pool.submit(self._read_chunk, pending)
+        building = self._claim_unbuilt_tables()
+        for question_id in building:
+            pool.submit(self._build_into, question_id)
+        chunk = reading.result()
+        fast, careful = self._check_runs(chunk, pending, finish)
+        del pending
+        question_ids = {q for run in fast for q in run.counts}
+        question_ids.update(q for run in careful for q in run.answers)
         scoring = []
-        for question_id in sorted({q for run in runs for q in run.answers}):
+        for question_id in sorted(question_ids):
             scorer = self._tables[question_id].result()
-            scoring.append(pool.submit(self._score_question, scorer, question_id, runs))
+            scoring.append(
+                pool.submit(self._score_question, scorer, question_id, chunk, fast, careful)
+            )
         for future in scoring:
             future.result()
-        release_free_memory()
+        if building:
+            # The scratch memory of table building goes back to the OS; the chunks' own memory
+            # is kept for the next chunks to reuse.
+            release_free_memory()
         # Written here, not on the pool: writing holds the GIL, and the pool's workers go on
-        # with the other chunk's parsing and scoring meanwhile.
-        for run in runs:
+        # with the other chunk's reading and scoring meanwhile.
+        written: list[ChunkRun | ParsedRun] = [*fast, *careful]
+        written.sort(key=lambda run: paths.index(run.path))
+        for run in written:
             if self._stopped.is_set():
                 return
             try:
                 finish(self._write(run))
             except PfgenError as error:
                 finish(RunOutcome(run.path, "failed", error=str(error)))
+
+    def _check_runs(
+        self,
+        chunk: _core.TrialsChunk,
+        pending: list[tuple[Path, bytes, str]],
+        finish: Callable[[RunOutcome], None],
+    ) -> tuple[list[ChunkRun], list[ParsedRun]]:
+        """The runs the core read, checked, and those it left to Python, read by Python and
+        checked; the outcome of each run that cannot be scored is reported."""
+        fast: list[ChunkRun] = []
+        careful: list[ParsedRun] = []
+        for index, (path, raw, input_hash) in enumerate(pending):
+            if chunk.careful(index) is None:
+                checked: ChunkRun | ParsedRun | RunOutcome = self._check_chunk_run(
+                    chunk, index, path, input_hash
+                )
+            else:
+                checked = self._parse(path, raw, input_hash)
+            if isinstance(checked, RunOutcome):
+                finish(checked)
+            elif isinstance(checked, ChunkRun):
+                fast.append(checked)
+            else:
+                careful.append(checked)
+        return fast, careful
+
+    def _read_chunk(self, pending: list[tuple[Path, bytes, str]]) -> _core.TrialsChunk:
+        """The core's reading of the runs (decompressed, grouped by question), GIL released."""
+        return _core.TrialsChunk(
+            [raw for _, raw, _ in pending],
+            [path.name.endswith(".xz") for path, _, _ in pending],
+            self._question_texts,
+        )
+
+    def _check_chunk_run(
+        self, chunk: _core.TrialsChunk, index: int, path: Path, input_hash: str
+    ) -> ChunkRun | RunOutcome:
+        counts = chunk.counts(index).tolist()
+        answers = {q: count for q, count in zip(self._question_ids, counts, strict=True) if count}
+        try:
+            warnings = self._check_counts(path, answers)
+        except PfgenError as error:
+            return RunOutcome(path, "failed", error=str(error))
+        config = read_config(path.parent)
+        return ChunkRun(path, input_hash, config, chunk, index, answers, warnings)
 
     def _read_raw(self, path: Path) -> tuple[bytes, str] | RunOutcome:
         """The file's bytes and input hash, or the outcome when it is current or unreadable."""
@@ -219,21 +294,27 @@ class Evaluator:
 
     def _parse_checked(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun:
         answers = records_by_question(read_trials(path, raw), self.references)
+        warnings = self._check_counts(path, {q: len(a) for q, a in answers.items()})
+        config = read_config(path.parent)
+        return ParsedRun(path, input_hash, config, answers, warnings)
+
+    def _check_counts(self, path: Path, counts: dict[str, int]) -> list[str]:
+        """The warnings about a run's numbers of answers by question; an InputError when
+        questions have none, unless partial runs are allowed."""
         warnings: list[str] = []
-        missing = sorted(set(self.references.questions) - set(answers))
+        missing = sorted(set(self.references.questions) - set(counts))
         if missing:
             message = f"{path}: {len(missing)} question(s) have no answers: {', '.join(missing)}"
             if not self.allow_partial:
                 raise InputError(message + " (use --allow-partial to score the others)")
             warnings.append(message)
-        counts = {len(question_answers) for question_answers in answers.values()}
-        if len(counts) > 1:
+        numbers = set(counts.values())
+        if len(numbers) > 1:
             warnings.append(
                 f"{path}: questions have different numbers of answers "
-                f"({min(counts)} to {max(counts)}); num_trials is the smallest"
+                f"({min(numbers)} to {max(numbers)}); num_trials is the smallest"
             )
-        config = read_config(path.parent)
-        return ParsedRun(path, input_hash, config, answers, warnings)
+        return warnings
 
     def _current_result(self, path: Path, input_hash: str) -> dict[str, Any] | None:
         """The run's result.json when it is current (same input, data and options), else
@@ -257,10 +338,22 @@ class Evaluator:
         return summary_of(stored)
 
     def _score_question(
-        self, scorer: QuestionScorer, question_id: str, runs: list[ParsedRun]
+        self,
+        scorer: QuestionScorer,
+        question_id: str,
+        chunk: _core.TrialsChunk,
+        fast: list[ChunkRun],
+        careful: list[ParsedRun],
     ) -> None:
-        """Scores the answers of every run to one question in a single batch."""
-        holders = [run for run in runs if question_id in run.answers]
+        """Scores the answers of every run to one question: those the core read in a single
+        batch (the scores kept in the chunk), those read by Python in another."""
+        runs = [run.index for run in fast if question_id in run.counts]
+        if runs:
+            number = self._numbers[question_id]
+            scorer.score_chunk(chunk, number, runs, self.legacy_sum)
+        holders = [run for run in careful if question_id in run.answers]
+        if not holders:
+            return
         texts = [a["answer"] for run in holders for a in run.answers[question_id]]
         arrays = scorer.score_arrays(texts, True, self.legacy_sum)
         records = arrays.records_json or []
@@ -278,26 +371,65 @@ class Evaluator:
             )
             start = end
 
-    def _write(self, run: ParsedRun) -> RunOutcome:
+    def _write(self, run: ChunkRun | ParsedRun) -> RunOutcome:
         """Writes the run's score cache, then its result.json (which marks it done)."""
-        scored: dict[str, ScoredQuestion] = {}
-        for question_id, answers in sorted(run.answers.items()):
-            arrays = run.scores[question_id]
-            records = arrays.records_json or []
-            samples = {i: orjson.loads(records[i]) for i in sample_indices(arrays.average)}
-            question = self.references.questions[question_id].question
-            scored[question_id] = ScoredQuestion(question, answers, arrays, samples)
+        if isinstance(run, ChunkRun):
+            scored, stats, cache_questions = self._scored_chunk_run(run)
+        else:
+            scored, stats, cache_questions = self._scored_parsed_run(run)
         metadata_hash = self.references.metadata_hash
         result = build_result(
-            scored, run.input_hash, metadata_hash, run.config, self.legacy_sum, self.sources
+            scored, stats, run.input_hash, metadata_hash, run.config, self.sources
         )
-        cache = cache_json(run.input_hash, metadata_hash, scored, self.legacy_sum)
+        cache = cache_json(run.input_hash, metadata_hash, cache_questions, self.legacy_sum)
         write_atomically(run.path.parent / CACHE_PATH, cache)
         write_atomically(run.path.parent / RESULT_NAME, result_json(result))
-        num_answers = sum(len(answers) for answers in run.answers.values())
+        num_answers = sum(question.num_answers for question in scored.values())
         return RunOutcome(
             run.path, "scored", summary_of(result), warnings=run.warnings, num_answers=num_answers
         )
+
+    def _scored_chunk_run(
+        self, run: ChunkRun
+    ) -> tuple[dict[str, ScoredQuestion], _core.RunStats, bytes]:
+        """A run read by the core: its numbers and its sampled lines and records (the only
+        answers parsed in Python) by question, its top-level numbers, and its score cache's
+        questions part, from the chunk."""
+        chunk, index, legacy_sum = run.chunk, run.index, self.legacy_sum
+        scored: dict[str, ScoredQuestion] = {}
+        numbers = [self._numbers[question_id] for question_id in run.question_ids]
+        for question_id, number in zip(run.question_ids, numbers, strict=True):
+            numbers_of = chunk.question_stats(index, number, legacy_sum)
+            lines = chunk.lines(index, number, numbers_of.samples)
+            records = chunk.records(index, number, numbers_of.samples)
+            samples = [
+                (orjson.loads(line), orjson.loads(record))
+                for line, record in zip(lines, records, strict=True)
+            ]
+            question = self.references.questions[question_id].question
+            sources = self._tables[question_id].result().sources
+            count = run.counts[question_id]
+            scored[question_id] = ScoredQuestion(question, sources, count, numbers_of, samples)
+        keys = [(n, orjson.dumps(q)) for q, n in zip(run.question_ids, numbers, strict=True)]
+        run_numbers = chunk.run_stats(index, numbers, legacy_sum)
+        return scored, run_numbers, chunk.cache_questions(index, keys)
+
+    def _scored_parsed_run(
+        self, run: ParsedRun
+    ) -> tuple[dict[str, ScoredQuestion], _core.RunStats, bytes]:
+        """A run read by Python: the same, from its answers and scores."""
+        scored: dict[str, ScoredQuestion] = {}
+        parts = []
+        for question_id, answers in sorted(run.answers.items()):
+            arrays = run.scores[question_id]
+            records = arrays.records_json or []
+            question = self.references.questions[question_id].question
+            scored[question_id] = scored_question(
+                question, arrays, answers, records, self.legacy_sum
+            )
+            parts.append(orjson.dumps(question_id) + b":[" + b",".join(records) + b"]")
+        stats = run_stats([run.scores[q] for q in sorted(run.answers)], self.legacy_sum)
+        return scored, stats, b",".join(parts)
 
 
 def summary_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -307,20 +439,14 @@ def summary_of(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def cache_json(
-    input_hash: str,
-    metadata_hash: str,
-    scored: dict[str, ScoredQuestion],
-    legacy_sum: bool = False,
+    input_hash: str, metadata_hash: str, questions: bytes, legacy_sum: bool = False
 ) -> bytes:
     """cache/scores.json: both hashes, the `sum()` the records were made with, and per question
-    the records of its answers in file order (the records come from the core as JSON text:
-    they are joined, not re-encoded)."""
+    the records of its answers in file order. `questions` is that part's JSON text without its
+    braces, `"Q01":[record,...],...` (the records come from the core as JSON text: they are
+    joined, not re-encoded)."""
     header = orjson.dumps(
         {"input_hash": input_hash, "metadata_hash": metadata_hash, "legacy_sum": legacy_sum}
-    )
-    questions = b",".join(
-        orjson.dumps(question_id) + b":[" + b",".join(question.scores.records_json or []) + b"]"
-        for question_id, question in scored.items()
     )
     return header[:-1] + b',"questions":{' + questions + b"}}"
 

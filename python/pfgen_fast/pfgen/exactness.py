@@ -1,12 +1,12 @@
 """The official tool's float arithmetic, operation for operation: its `sum()` (compensated as on
-Python >= 3.12, or left to right as on Python <= 3.11 with `legacy_sum`), its means
-(`sum(xs) / len(xs)`) and its (mean, population standard deviation) pairs. The published files
-were written under both interpreter generations; `--legacy-sum` reproduces the older ones."""
+Python >= 3.12, or left to right as on Python <= 3.11 with `legacy_sum`) and its means
+(`sum(xs) / len(xs)`); result.json's means and deviations are the core's
+(`pfgen_core::pfgen::run_summary`). The published files were written under both interpreter
+generations; `--legacy-sum` reproduces the older ones."""
 
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,16 +32,3 @@ def py_sum(values: Sequence[float] | np.ndarray, legacy_sum: bool = False) -> fl
 def mean(values: Sequence[float] | np.ndarray, legacy_sum: bool = False) -> float:
     """`sum(values) / len(values)`."""
     return py_sum(values, legacy_sum) / len(values)
-
-
-def mean_std(
-    values: Sequence[float] | np.ndarray, digits: int, legacy_sum: bool = False
-) -> tuple[float, float]:
-    """(mean, population standard deviation), each rounded with Python's round; the variance
-    is the mean of the squared deviations, added with the same `sum()`."""
-    array = np.asarray(values, dtype=np.float64)
-    average = mean(array, legacy_sum)
-    # numpy's elementwise float64 operations round as Python's do.
-    deviations = array - average
-    variance = mean(deviations * deviations, legacy_sum)
-    return round(average, digits), round(math.sqrt(variance), digits)

@@ -10,71 +10,80 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import orjson
 
+from pfgen_fast import _core
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.files import read_bytes
 from pfgen_fast.common.jsonl import parse_json
-from pfgen_fast.pfgen.exactness import mean, mean_std
 
 if TYPE_CHECKING:
     from pfgen_fast.pfgen.scorer import ScoreArrays
 
-SAMPLE_RANKS = (0.0, 0.25, 0.5, 0.75, 1.0)
-
 
 @dataclass(frozen=True)
 class ScoredQuestion:
-    """The answers of one question in file order, their scores, and the full records of the
-    sampled answers (index in file order -> per-answer record, in `sample_indices` order)."""
+    """One question of a run: its text, sources, number of answers, result.json numbers (the
+    core's `question_stats`, from the answers' scores), and its sampled answers in sample
+    order, each as (the answer's object as read, its per-answer record)."""
 
     question: str
-    answers: list[dict[str, Any]]
-    scores: ScoreArrays
-    sample_records: dict[int, dict[str, Any]]
+    sources: list[str]
+    num_answers: int
+    stats: _core.QuestionStats
+    samples: list[tuple[dict[str, Any], dict[str, Any]]]
 
 
-def sample_indices(averages: np.ndarray) -> list[int]:
-    """File-order indices of the answers shown as samples: ranks 0, .25, .5, .75, 1 of the
-    answers sorted by average, best first (stable), without repeats."""
-    order = np.argsort(-averages, kind="stable").tolist()
-    picked: list[int] = []
-    for rank in SAMPLE_RANKS:
-        index = order[round(rank * (len(order) - 1))]
-        if index not in picked:
-            picked.append(index)
-    return picked
+def scored_question(
+    question: str,
+    scores: ScoreArrays,
+    answers: list[dict[str, Any]],
+    records: list[dict[str, Any]] | list[bytes],
+    legacy_sum: bool = False,
+) -> ScoredQuestion:
+    """A question from its answers' scores, objects and records (JSON text or parsed), in
+    file order."""
+    stats = _core.question_stats(
+        scores.fluency,
+        scores.truthfulness,
+        scores.helpfulness,
+        scores.average,
+        scores.lengths,
+        legacy_sum,
+    )
+    samples = [
+        (answers[i], orjson.loads(record) if isinstance(record := records[i], bytes) else record)
+        for i in stats.samples
+    ]
+    return ScoredQuestion(question, scores.sources, len(answers), stats, samples)
 
 
-def question_summary(scored: ScoredQuestion, legacy_sum: bool = False) -> dict[str, Any]:
-    # The benchmark takes a question's means over its answers sorted by average, best first
-    # (stable), which orders the additions.
-    arrays = scored.scores
-    order = np.argsort(-arrays.average, kind="stable")
-    averages = arrays.average[order]
-    score, score_std = mean_std(averages, 4, legacy_sum)
-    length, length_std = mean_std(arrays.lengths[order], 1, legacy_sum)
+def run_stats(scores: list[ScoreArrays], legacy_sum: bool = False) -> _core.RunStats:
+    """A run's top-level numbers from its questions' scores, in result.json's order."""
+    return _core.run_stats(
+        [arrays.average for arrays in scores], [arrays.lengths for arrays in scores], legacy_sum
+    )
+
+
+def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
+    """A question's part of result.json."""
+    stats = scored.stats
     samples = []
-    for index, record in scored.sample_records.items():
-        sample = {k: v for k, v in scored.answers[index].items() if k not in ("question", "scores")}
+    for answer, record in scored.samples:
+        sample = {k: v for k, v in answer.items() if k not in ("question", "scores")}
         sample["scores"] = record
         samples.append(sample)
-    fluency = [mean(column, legacy_sum) for column in arrays.fluency[order].T]
-    truthfulness = [mean(column, legacy_sum) for column in arrays.truthfulness[order].T]
     return {
         "question": scored.question,
-        "score": score,
-        "score_std": score_std,
-        "length": length,
-        "length_std": length_std,
+        "score": stats.score,
+        "score_std": stats.score_std,
+        "length": stats.length,
+        "length_std": stats.length_std,
         "scores": {
-            "fluency": {k: round(v, 5) for k, v in zip(arrays.sources, fluency, strict=True)},
-            "truthfulness": {
-                k: round(v, 5) for k, v in zip(arrays.sources, truthfulness, strict=True)
-            },
-            "helpfulness": round(mean(arrays.helpfulness[order], legacy_sum), 5),
-            "average": round(mean(averages, legacy_sum), 5),
+            "fluency": dict(zip(scored.sources, stats.fluency, strict=True)),
+            "truthfulness": dict(zip(scored.sources, stats.truthfulness, strict=True)),
+            "helpfulness": stats.helpfulness,
+            "average": stats.average,
         },
         "samples": samples,
     }
@@ -82,24 +91,17 @@ def question_summary(scored: ScoredQuestion, legacy_sum: bool = False) -> dict[s
 
 def build_result(
     scored: dict[str, ScoredQuestion],
+    stats: _core.RunStats,
     input_hash: str,
     metadata_hash: str,
     config: dict[str, Any] | None,
-    legacy_sum: bool = False,
     sources: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The result.json object; `scored` is keyed by question id. `sources`: the reference
-    sources chosen (`eval --sources`), recorded when given."""
+    """The result.json object; `scored` is keyed by question id, `stats` are the run's
+    top-level numbers over its questions in id order. `sources`: the reference sources chosen
+    (`eval --sources`), recorded when given."""
     question_ids = sorted(scored)
-    questions = {qid: question_summary(scored[qid], legacy_sum) for qid in question_ids}
-    num_trials = min(len(scored[qid].answers) for qid in question_ids)
-    # Row t: the t-th answer's average of every question; its mean is trial t's score.
-    by_trial = np.stack([scored[qid].scores.average[:num_trials] for qid in question_ids], axis=1)
-    trial_scores = [mean(row, legacy_sum) for row in by_trial.tolist()]
-    score, score_std = mean_std(trial_scores, 4, legacy_sum)
-    length, length_std = mean_std(
-        np.concatenate([scored[qid].scores.lengths for qid in question_ids]), 1, legacy_sum
-    )
+    questions = {qid: question_summary(scored[qid]) for qid in question_ids}
     # Accumulated question by question, rounding at every step, as the benchmark does.
     overall: dict[str, Any] = {"fluency": {}, "truthfulness": {}, "helpfulness": 0, "average": 0}
     count = len(question_ids)
@@ -116,11 +118,11 @@ def build_result(
     if config is not None:
         result["config"] = config
     result.update(
-        num_trials=num_trials,
-        score=score,
-        score_std=score_std,
-        length=length,
-        length_std=length_std,
+        num_trials=stats.num_trials,
+        score=stats.score,
+        score_std=stats.score_std,
+        length=stats.length,
+        length_std=stats.length_std,
         scores=overall,
         questions=questions,
     )

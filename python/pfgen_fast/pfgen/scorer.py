@@ -185,6 +185,18 @@ class QuestionScorer:
         external = self._regex_match_ends(lines.answers(question)) if self._regexes else None
         self._core.score_lines(lines, question, external, legacy_sum)
 
+    def score_chunk(
+        self,
+        chunk: _core.TrialsChunk,
+        question: int,
+        runs: Sequence[int],
+        legacy_sum: bool = False,
+    ) -> None:
+        """Scores the answers of `runs` of `chunk` to its question number `question` in one
+        batch (no object per answer but the regex rules' texts); the chunk keeps the scores."""
+        external = self._regex_match_ends(chunk.answers(question, runs)) if self._regexes else None
+        self._core.score_chunk(chunk, question, runs, external, legacy_sum)
+
     @property
     def baselines(self) -> dict[str, float]:
         """Mean raw fluency of each source's own reference answers (spec §2)."""

@@ -1,16 +1,17 @@
 //! The one mapping of the core's errors to Python exceptions: failures to read or write a file
 //! raise OSError (the subclass of the failure's kind, as pyo3 converts `std::io::Error`),
-//! everything else ValueError.
+//! a chunk's run, question or answer that is not there IndexError, everything else ValueError.
 
 use std::path::{Path, PathBuf};
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyOSError, PyValueError};
 use pyo3::PyErr;
 
 use pfgen_core::evalmm::TextsError;
 use pfgen_core::pfgen::construct::rare_ngrams::RareNgramError;
 use pfgen_core::pfgen::reference::ReferenceError;
 use pfgen_core::pfgen::table_file::TableFileError;
+use pfgen_core::pfgen::trials_chunk::ChunkError;
 
 /// A core error, with the file it concerns when the core does not name it.
 pub(crate) enum CoreError {
@@ -18,6 +19,7 @@ pub(crate) enum CoreError {
     RareNgrams(RareNgramError),
     TableFile(PathBuf, TableFileError),
     Texts(TextsError),
+    Chunk(ChunkError),
 }
 
 impl CoreError {
@@ -44,6 +46,12 @@ impl From<TextsError> for CoreError {
     }
 }
 
+impl From<ChunkError> for CoreError {
+    fn from(error: ChunkError) -> Self {
+        CoreError::Chunk(error)
+    }
+}
+
 impl From<CoreError> for PyErr {
     fn from(error: CoreError) -> PyErr {
         match error {
@@ -57,6 +65,10 @@ impl From<CoreError> for PyErr {
                 PyValueError::new_err(format!("{}: {error}", path.display()))
             }
             CoreError::Texts(error) => PyValueError::new_err(error.to_string()),
+            CoreError::Chunk(
+                error @ (ChunkError::NotScored(..) | ChunkError::AlreadyScored(_)),
+            ) => PyValueError::new_err(error.to_string()),
+            CoreError::Chunk(error) => PyIndexError::new_err(error.to_string()),
         }
     }
 }

@@ -9,8 +9,10 @@ pub mod ngram_build;
 pub mod ngram_table;
 pub mod record_json;
 pub mod reference;
+pub mod run_summary;
 mod scorer;
 pub mod spec;
 pub mod table_file;
+pub mod trials_chunk;
 
 pub use scorer::{HelpfulnessResults, QuestionScorer, ScoreBatch};

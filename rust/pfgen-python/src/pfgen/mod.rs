@@ -21,6 +21,8 @@ use crate::errors::CoreError;
 
 pub(crate) mod answer_lines;
 pub(crate) mod construct;
+pub(crate) mod run_summary;
+pub(crate) mod trials_chunk;
 
 /// Rules arrive as nested tuples: ("literal", name, pattern), ("external", name, index),
 /// ("and" | "or", name or None, [rules]).
@@ -295,6 +297,35 @@ impl QuestionScorer {
         Ok(())
     }
 
+    /// Scores the answers of `runs` of `chunk` to `question` in one batch and keeps their
+    /// scores and records in the chunk. `external` and `legacy_sum` as for `score`, a row per
+    /// answer (`chunk.answers(question, runs)`).
+    #[pyo3(signature = (chunk, question, runs, external=None, legacy_sum=false))]
+    fn score_chunk(
+        &self,
+        py: Python<'_>,
+        chunk: &Bound<'_, trials_chunk::TrialsChunk>,
+        question: usize,
+        runs: Vec<usize>,
+        external: Option<PyReadonlyArray2<'_, u32>>,
+        legacy_sum: bool,
+    ) -> PyResult<()> {
+        let chunk = &chunk.get().inner;
+        let external_values = self.external_values(chunk.num_answers(question, &runs), external)?;
+        py.detach(|| {
+            chunk.score_question(
+                question,
+                &runs,
+                &self.inner,
+                &self.sources,
+                &external_values,
+                SumMode::from_legacy(legacy_sum),
+            )
+        })
+        .map_err(CoreError::from)?;
+        Ok(())
+    }
+
     #[getter]
     fn baselines(&self) -> Vec<f64> {
         self.inner.references.baselines().to_vec()
@@ -319,5 +350,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<QuestionScorer>()?;
     m.add_class::<Scores>()?;
     m.add_class::<answer_lines::AnswerLines>()?;
+    m.add_class::<trials_chunk::TrialsChunk>()?;
+    run_summary::register(m)?;
     construct::register(m)
 }

@@ -1,0 +1,662 @@
+//! The `eval` command's reading and scoring of a chunk of runs, without an object per answer:
+//! each trials file (its bytes as stored, `.xz` or plain JSON lines) is decompressed, cut into
+//! lines and read with the `score` command's line reader, its answers grouped by question (file
+//! order kept), the files in parallel. Each question is then scored over the whole chunk in one
+//! batch, its tables hot, and its scores and records kept here for the runs' results.
+//!
+//! A run with anything this reader is not sure about (an empty or odd file, a line it does not
+//! take, a question not in the data, a carriage return that is not part of a line break) is
+//! marked `Careful`: the caller reads it its own way, which words the error or takes the line.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use liblzma::stream::{Action, Status, Stream};
+use rayon::prelude::*;
+
+use crate::common::py_sum::SumMode;
+use crate::pfgen::answer_lines::{read_answer_lines, AnswerLines, BLANK};
+use crate::pfgen::run_summary::{question_stats, run_stats, QuestionStats, RunStats, ScoreColumns};
+use crate::pfgen::QuestionScorer;
+
+/// One trials file: its bytes as stored, and whether they are `.xz`-compressed.
+#[derive(Clone, Copy)]
+pub struct TrialsFile<'a> {
+    pub bytes: &'a [u8],
+    pub compressed: bool,
+}
+
+/// Why a run is left to the caller's own reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Careful {
+    /// No answer line (an empty file, or only blank lines).
+    NoAnswers,
+    /// Not a single complete `.xz` stream (invalid, truncated, or followed by more bytes).
+    NotOneXzStream,
+    /// A carriage return not followed by a line feed: a line break for Python's `splitlines`.
+    CarriageReturn,
+    /// A line the answer-line reader does not take.
+    OddLine,
+    /// A question that is not one of the data's.
+    UnknownQuestion,
+}
+
+/// A request about a run, a question or an answer the chunk does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkError {
+    NoRun(usize),
+    NoQuestion(usize),
+    /// Run, question, index: no such answer of the run to the question.
+    NoAnswer(usize, usize, usize),
+    /// Run, question: not scored (yet), or the run was not among the runs scored.
+    NotScored(usize, usize),
+    AlreadyScored(usize),
+}
+
+impl std::fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChunkError::NoRun(run) => write!(f, "no run {run} read in this chunk"),
+            ChunkError::NoQuestion(question) => write!(f, "no question {question}"),
+            ChunkError::NoAnswer(run, question, index) => {
+                write!(f, "run {run} has no answer {index} to question {question}")
+            }
+            ChunkError::NotScored(run, question) => {
+                write!(f, "question {question} is not scored for run {run}")
+            }
+            ChunkError::AlreadyScored(question) => write!(f, "question {question} is scored"),
+        }
+    }
+}
+
+impl std::error::Error for ChunkError {}
+
+/// A run read: its decompressed text, its lines, and its lines of each question.
+struct RunLines {
+    text: Vec<u8>,
+    lines: AnswerLines,
+    /// Per question of the data (in the chunk's order): its lines, in file order.
+    by_question: Vec<Vec<u32>>,
+}
+
+/// The scores of one question's answers over the runs of a chunk, in run order, then file
+/// order; arrays as `ScoreBatch` (row-major per source), `lengths` in characters.
+pub struct QuestionScores {
+    /// The runs scored, in order, and where each one's answers start (`starts[i]..starts[i+1]`).
+    runs: Vec<usize>,
+    starts: Vec<usize>,
+    pub num_sources: usize,
+    pub fluency: Vec<f64>,
+    pub truthfulness: Vec<f64>,
+    pub helpfulness: Vec<f64>,
+    pub average: Vec<f64>,
+    pub lengths: Vec<f64>,
+    /// Each answer's record as JSON text (`record_json` layout).
+    pub records: Vec<String>,
+}
+
+impl QuestionScores {
+    /// The answers of `run` in this question's arrays (None if the run was not scored).
+    pub fn span(&self, run: usize) -> Option<Range<usize>> {
+        let index = self.runs.iter().position(|&scored| scored == run)?;
+        Some(self.starts[index]..self.starts[index + 1])
+    }
+}
+
+/// The runs of a chunk, read, and the scores of each question once scored.
+pub struct TrialsChunk {
+    runs: Vec<Result<RunLines, Careful>>,
+    scores: Vec<OnceLock<QuestionScores>>,
+}
+
+impl TrialsChunk {
+    /// Reads every file (in parallel); `questions` are the data's question texts.
+    pub fn read(files: &[TrialsFile<'_>], questions: &[String]) -> TrialsChunk {
+        let index: HashMap<&str, usize> = questions
+            .iter()
+            .enumerate()
+            .map(|(number, text)| (text.as_str(), number))
+            .collect();
+        let runs = files
+            .par_iter()
+            .map(|file| read_run(*file, &index))
+            .collect();
+        TrialsChunk {
+            runs,
+            scores: questions.iter().map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    pub fn num_runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Why `run` is left to the caller, if it is.
+    pub fn careful(&self, run: usize) -> Option<Careful> {
+        match self.runs.get(run)? {
+            Ok(_) => None,
+            Err(careful) => Some(*careful),
+        }
+    }
+
+    fn run(&self, run: usize) -> Option<&RunLines> {
+        self.runs.get(run)?.as_ref().ok()
+    }
+
+    fn run_lines(&self, run: usize) -> Result<&RunLines, ChunkError> {
+        self.run(run).ok_or(ChunkError::NoRun(run))
+    }
+
+    /// The number of answers of `runs` to `question`.
+    pub fn num_answers(&self, question: usize, runs: &[usize]) -> usize {
+        runs.iter()
+            .filter_map(|&run| self.run(run)?.by_question.get(question))
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// The number of answers of `run` to each question (empty for a run left to the caller).
+    pub fn counts(&self, run: usize) -> Vec<usize> {
+        self.run(run)
+            .map(|read| read.by_question.iter().map(Vec::len).collect())
+            .unwrap_or_default()
+    }
+
+    /// The answers of `runs` to `question`, in run order, then file order.
+    pub fn answers(&self, question: usize, runs: &[usize]) -> Vec<&str> {
+        runs.iter()
+            .filter_map(|&run| self.run(run))
+            .flat_map(|read| {
+                let lines = read
+                    .by_question
+                    .get(question)
+                    .map_or(&[][..], Vec::as_slice);
+                lines.iter().map(move |&line| {
+                    read.lines
+                        .answer(&read.text, line as usize)
+                        .unwrap_or_default()
+                })
+            })
+            .collect()
+    }
+
+    /// Line `index` (in file order) of `run`'s answers to `question`, without its line break.
+    pub fn line(&self, run: usize, question: usize, index: usize) -> Result<&[u8], ChunkError> {
+        let read = self.run_lines(run)?;
+        let lines = read
+            .by_question
+            .get(question)
+            .ok_or(ChunkError::NoQuestion(question))?;
+        let line = *lines
+            .get(index)
+            .ok_or(ChunkError::NoAnswer(run, question, index))?;
+        let (start, end) = read.lines.ranges[line as usize];
+        Ok(&read.text[start..end])
+    }
+
+    /// The record (JSON text) of `run`'s answer `index` (file order) to `question`, once scored.
+    pub fn record(&self, run: usize, question: usize, index: usize) -> Result<&str, ChunkError> {
+        let (scores, span) = self.run_scores(run, question)?;
+        scores.records[span]
+            .get(index)
+            .map(String::as_str)
+            .ok_or(ChunkError::NoAnswer(run, question, index))
+    }
+
+    /// The scores of `run`'s answers to `question`: the question's scores over the chunk, and
+    /// where the run's answers are in them.
+    pub fn run_scores(
+        &self,
+        run: usize,
+        question: usize,
+    ) -> Result<(&QuestionScores, Range<usize>), ChunkError> {
+        let scores = self
+            .scores
+            .get(question)
+            .ok_or(ChunkError::NoQuestion(question))?
+            .get()
+            .ok_or(ChunkError::NotScored(run, question))?;
+        let span = scores
+            .span(run)
+            .ok_or(ChunkError::NotScored(run, question))?;
+        Ok((scores, span))
+    }
+
+    /// Scores the answers of `runs` to `question` in one batch and keeps the scores (runs
+    /// left to the caller, and runs without an answer to the question, are passed over). `external` and `sum` as for
+    /// `QuestionScorer::score_batch`; `sources` are the records' keys.
+    pub fn score_question(
+        &self,
+        question: usize,
+        runs: &[usize],
+        scorer: &QuestionScorer,
+        sources: &[String],
+        external: &[u32],
+        sum: SumMode,
+    ) -> Result<(), ChunkError> {
+        let slot = self
+            .scores
+            .get(question)
+            .ok_or(ChunkError::NoQuestion(question))?;
+        if slot.get().is_some() {
+            return Err(ChunkError::AlreadyScored(question));
+        }
+        let mut characters: Vec<char> = Vec::new();
+        let mut ends = Vec::new();
+        let mut starts = vec![0];
+        let mut scored = Vec::new();
+        for &run in runs {
+            let Some(read) = self.run(run) else {
+                continue;
+            };
+            let lines = &read.by_question[question];
+            if lines.is_empty() {
+                continue;
+            }
+            for &line in lines {
+                let answer = read.lines.answer(&read.text, line as usize);
+                characters.extend(answer.unwrap_or_default().chars());
+                ends.push(characters.len());
+            }
+            scored.push(run);
+            starts.push(ends.len());
+        }
+        let mut answers: Vec<&[char]> = Vec::with_capacity(ends.len());
+        let mut start = 0;
+        for &end in &ends {
+            answers.push(&characters[start..end]);
+            start = end;
+        }
+        let lengths = answers.iter().map(|answer| answer.len() as f64).collect();
+        let batch = scorer.score_batch(&answers, external, true, sum);
+        let records = batch.records_json(sources);
+        slot.set(QuestionScores {
+            runs: scored,
+            starts,
+            num_sources: batch.num_sources,
+            fluency: batch.fluency,
+            truthfulness: batch.truthfulness,
+            helpfulness: batch.helpfulness,
+            average: batch.average,
+            lengths,
+            records,
+        })
+        .map_err(|_| ChunkError::AlreadyScored(question))
+    }
+
+    /// The scores of `run`'s answers to `question`, as columns.
+    fn columns(&self, run: usize, question: usize) -> Result<ScoreColumns<'_>, ChunkError> {
+        let (scores, span) = self.run_scores(run, question)?;
+        let k = scores.num_sources;
+        Ok(ScoreColumns {
+            num_sources: k,
+            fluency: &scores.fluency[span.start * k..span.end * k],
+            truthfulness: &scores.truthfulness[span.start * k..span.end * k],
+            helpfulness: &scores.helpfulness[span.clone()],
+            average: &scores.average[span.clone()],
+            lengths: &scores.lengths[span],
+        })
+    }
+
+    /// The result.json numbers of `run`'s answers to `question`.
+    pub fn question_stats(
+        &self,
+        run: usize,
+        question: usize,
+        sum: SumMode,
+    ) -> Result<QuestionStats, ChunkError> {
+        Ok(question_stats(&self.columns(run, question)?, sum))
+    }
+
+    /// The top-level result.json numbers of `run`, over `questions` in result.json's order.
+    pub fn run_stats(
+        &self,
+        run: usize,
+        questions: &[usize],
+        sum: SumMode,
+    ) -> Result<RunStats, ChunkError> {
+        let columns = questions
+            .iter()
+            .map(|&question| self.columns(run, question))
+            .collect::<Result<Vec<_>, _>>()?;
+        let averages: Vec<&[f64]> = columns.iter().map(|c| c.average).collect();
+        let lengths: Vec<&[f64]> = columns.iter().map(|c| c.lengths).collect();
+        Ok(run_stats(&averages, &lengths, sum))
+    }
+
+    /// The scores of `question`, once scored.
+    pub fn scores(&self, question: usize) -> Option<&QuestionScores> {
+        self.scores.get(question)?.get()
+    }
+
+    /// The questions part of a run's score cache: `key:[record, ...]` of each question of
+    /// `run` scored, in the order of `keys` (the questions' JSON-encoded ids, by question
+    /// number; a question left out when its key is not given), joined by commas.
+    pub fn cache_questions(&self, run: usize, keys: &[(usize, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &(question, key) in keys {
+            let Some(scores) = self.scores(question) else {
+                continue;
+            };
+            let Some(span) = scores.span(run) else {
+                continue;
+            };
+            if !out.is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(key);
+            out.extend_from_slice(b":[");
+            for (index, record) in scores.records[span].iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(record.as_bytes());
+            }
+            out.push(b']');
+        }
+        out
+    }
+}
+
+/// One file read and grouped, or why it is left to the caller.
+fn read_run(file: TrialsFile<'_>, index: &HashMap<&str, usize>) -> Result<RunLines, Careful> {
+    if file.bytes.is_empty() {
+        return Err(Careful::NoAnswers);
+    }
+    let text = if file.compressed {
+        decompress_xz(file.bytes).ok_or(Careful::NotOneXzStream)?
+    } else {
+        file.bytes.to_vec()
+    };
+    if has_lone_carriage_return(&text) {
+        return Err(Careful::CarriageReturn);
+    }
+    let lines = read_answer_lines(&text);
+    let numbers = lines
+        .questions
+        .iter()
+        .map(|question| index.get(question.as_str()).copied())
+        .collect::<Option<Vec<usize>>>()
+        .ok_or(Careful::UnknownQuestion)?;
+    let mut by_question: Vec<Vec<u32>> = vec![Vec::new(); index.len()];
+    let mut any = false;
+    for (line, &question) in lines.question_of_line.iter().enumerate() {
+        if question == BLANK {
+            continue;
+        }
+        let question = usize::try_from(question).map_err(|_| Careful::OddLine)?;
+        let line = u32::try_from(line).map_err(|_| Careful::OddLine)?;
+        by_question[numbers[question]].push(line);
+        any = true;
+    }
+    if !any {
+        return Err(Careful::NoAnswers);
+    }
+    Ok(RunLines {
+        text,
+        lines,
+        by_question,
+    })
+}
+
+/// Whether `text` holds a carriage return that is not followed by a line feed (a line break
+/// for Python's `bytes.splitlines`, where the line reader splits at line feeds only); one at
+/// the very end ends the last line either way.
+fn has_lone_carriage_return(text: &[u8]) -> bool {
+    let Some(last) = text.len().checked_sub(1) else {
+        return false;
+    };
+    text[..last]
+        .iter()
+        .enumerate()
+        .any(|(at, &byte)| byte == b'\r' && text[at + 1] != b'\n')
+}
+
+/// The content of a single complete `.xz` stream that is the whole of `raw`, or None.
+fn decompress_xz(raw: &[u8]) -> Option<Vec<u8>> {
+    let mut stream = Stream::new_stream_decoder(u64::MAX, 0).ok()?;
+    // Room for the whole content from the start (as the stream's index gives it, within
+    // reason): the buffer is not reallocated, which would copy it, while it fills.
+    let guess = raw.len().saturating_mul(8).max(1 << 16);
+    let expected =
+        xz_content_size(raw).map_or(guess, |size| size.min(raw.len().saturating_mul(1024)));
+    let mut out = Vec::new();
+    out.try_reserve_exact(expected.saturating_add(1)).ok()?;
+    loop {
+        let consumed = usize::try_from(stream.total_in()).ok()?;
+        let before = (consumed, out.len());
+        let status = stream
+            .process_vec(raw.get(consumed..)?, &mut out, Action::Finish)
+            .ok()?;
+        if status == Status::StreamEnd {
+            break;
+        }
+        if out.len() == out.capacity() {
+            out.try_reserve(out.capacity()).ok()?;
+        } else if before == (usize::try_from(stream.total_in()).ok()?, out.len()) {
+            return None;
+        }
+    }
+    (usize::try_from(stream.total_in()).ok()? == raw.len()).then_some(out)
+}
+
+/// The content size that the index of the `.xz` stream ending `raw` records (the sum of its
+/// blocks' uncompressed sizes), if `raw` ends with a stream footer and an index that read
+/// well. Only a size hint: the decoder checks the index itself.
+fn xz_content_size(raw: &[u8]) -> Option<usize> {
+    const FOOTER: usize = 12;
+    let footer = raw.get(raw.len().checked_sub(FOOTER)?..)?;
+    if &footer[10..] != b"YZ" {
+        return None;
+    }
+    let backward = u32::from_le_bytes(footer[4..8].try_into().ok()?);
+    let index_size = (usize::try_from(backward).ok()? + 1) * 4;
+    let start = raw.len().checked_sub(FOOTER + index_size)?;
+    let index = &raw[start..raw.len() - FOOTER];
+    if index.first() != Some(&0) {
+        return None;
+    }
+    let mut at = 1;
+    let records = read_varint(index, &mut at)?;
+    let mut total: u64 = 0;
+    for _ in 0..records {
+        read_varint(index, &mut at)?; // the block's unpadded size
+        total = total.checked_add(read_varint(index, &mut at)?)?;
+    }
+    usize::try_from(total).ok()
+}
+
+/// An .xz variable-length integer (7 bits a byte, least significant first, at most 9 bytes).
+fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value: u64 = 0;
+    for shift in 0..9 {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << (7 * shift);
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pfgen::helpfulness::WeightedRule;
+    use crate::pfgen::reference::Source;
+
+    fn compress(text: &[u8]) -> Vec<u8> {
+        let mut stream = Stream::new_easy_encoder(6, liblzma::stream::Check::Crc64).unwrap();
+        let mut out = Vec::with_capacity(text.len() + 1024);
+        loop {
+            let consumed = stream.total_in() as usize;
+            let status = stream
+                .process_vec(&text[consumed..], &mut out, Action::Finish)
+                .unwrap();
+            if status == Status::StreamEnd {
+                return out;
+            }
+            out.reserve(out.capacity());
+        }
+    }
+
+    fn questions() -> Vec<String> {
+        vec!["Q one".to_string(), "Q two".to_string()]
+    }
+
+    const RUN: &str = concat!(
+        "{\"question\": \"Q two\", \"answer\": \"b1\", \"id\": 1}\n",
+        "\n",
+        "{\"question\": \"Q one\", \"answer\": \"a\\u3042\"}\r\n",
+        "{\"answer\": \"b2\", \"question\": \"Q two\"}\n",
+    );
+
+    #[test]
+    fn reads_and_groups_compressed_and_plain_files() {
+        let packed = compress(RUN.as_bytes());
+        let files = [
+            TrialsFile {
+                bytes: &packed,
+                compressed: true,
+            },
+            TrialsFile {
+                bytes: RUN.as_bytes(),
+                compressed: false,
+            },
+        ];
+        let chunk = TrialsChunk::read(&files, &questions());
+        assert_eq!(chunk.num_runs(), 2);
+        for run in 0..2 {
+            assert_eq!(chunk.careful(run), None);
+            assert_eq!(chunk.counts(run), vec![1, 2]);
+            assert_eq!(
+                chunk.line(run, 1, 1),
+                Ok(&b"{\"answer\": \"b2\", \"question\": \"Q two\"}"[..])
+            );
+            assert_eq!(chunk.line(run, 1, 2), Err(ChunkError::NoAnswer(run, 1, 2)));
+            assert_eq!(chunk.line(run, 2, 0), Err(ChunkError::NoQuestion(2)));
+        }
+        assert_eq!(chunk.answers(1, &[0, 1]), vec!["b1", "b2", "b1", "b2"]);
+        assert_eq!(chunk.answers(0, &[1]), vec!["aあ"]);
+    }
+
+    #[test]
+    fn the_index_gives_the_content_size() {
+        for text in [&b""[..], RUN.as_bytes(), &RUN.repeat(5000).into_bytes()] {
+            let packed = compress(text);
+            assert_eq!(xz_content_size(&packed), Some(text.len()));
+            assert_eq!(decompress_xz(&packed).as_deref(), Some(text));
+        }
+        assert_eq!(xz_content_size(b"YZ"), None);
+        assert_eq!(xz_content_size(&[0; 12]), None);
+    }
+
+    #[test]
+    fn leaves_what_it_is_not_sure_about_to_the_caller() {
+        let packed = compress(RUN.as_bytes());
+        let mut trailing = packed.clone();
+        trailing.extend_from_slice(&[0, 0, 0, 0]);
+        let odd = "{\"question\": \"Q one\", \"answer\": \"a\", \"scores\": {}}\n";
+        let unknown = "{\"question\": \"Q three\", \"answer\": \"a\"}\n";
+        let carriage = "{\"question\": \"Q one\",\r\"answer\": \"a\"}\n";
+        let cases: [(&[u8], bool, Careful); 8] = [
+            (b"", false, Careful::NoAnswers),
+            (b" \n\t\n", false, Careful::NoAnswers),
+            (b"", true, Careful::NoAnswers),
+            (RUN.as_bytes(), true, Careful::NotOneXzStream),
+            (&packed[..packed.len() - 1], true, Careful::NotOneXzStream),
+            (&trailing, true, Careful::NotOneXzStream),
+            (odd.as_bytes(), false, Careful::OddLine),
+            (unknown.as_bytes(), false, Careful::UnknownQuestion),
+        ];
+        for (bytes, compressed, expected) in cases {
+            let chunk = TrialsChunk::read(&[TrialsFile { bytes, compressed }], &questions());
+            assert_eq!(chunk.careful(0), Some(expected));
+            assert!(chunk.counts(0).is_empty());
+        }
+        let chunk = TrialsChunk::read(
+            &[TrialsFile {
+                bytes: carriage.as_bytes(),
+                compressed: false,
+            }],
+            &questions(),
+        );
+        assert_eq!(chunk.careful(0), Some(Careful::CarriageReturn));
+        // A final carriage return ends the last line for both readers.
+        let chunk = TrialsChunk::read(
+            &[TrialsFile {
+                bytes: b"{\"question\": \"Q one\", \"answer\": \"a\"}\r",
+                compressed: false,
+            }],
+            &questions(),
+        );
+        assert_eq!(chunk.careful(0), None);
+    }
+
+    #[test]
+    fn scores_each_question_over_the_chunk_as_one_batch() {
+        let files = [
+            TrialsFile {
+                bytes: RUN.as_bytes(),
+                compressed: false,
+            },
+            TrialsFile {
+                bytes: b"",
+                compressed: false,
+            },
+            TrialsFile {
+                bytes: RUN.as_bytes(),
+                compressed: false,
+            },
+        ];
+        let chunk = TrialsChunk::read(&files, &questions());
+        let references = vec!["b1 b2".to_string(), "b2".to_string()];
+        let source = Source {
+            key: "R",
+            answers: &references,
+        };
+        let scorer = QuestionScorer::new(&[source], Vec::<WeightedRule>::new(), 0).unwrap();
+        let sources = vec!["R".to_string()];
+        assert_eq!(chunk.num_answers(1, &[0, 1, 2]), 4);
+        let sum = SumMode::Compensated;
+        chunk
+            .score_question(1, &[0, 1, 2], &scorer, &sources, &[], sum)
+            .unwrap();
+        assert_eq!(
+            chunk.score_question(1, &[0], &scorer, &sources, &[], sum),
+            Err(ChunkError::AlreadyScored(1))
+        );
+        assert_eq!(
+            chunk.run_scores(1, 1).err(),
+            Some(ChunkError::NotScored(1, 1))
+        );
+        assert_eq!(chunk.run_scores(0, 1).map(|(_, span)| span), Ok(0..2));
+
+        let scores = chunk.scores(1).unwrap();
+        assert_eq!(scores.span(0), Some(0..2));
+        assert_eq!(scores.span(1), None);
+        assert_eq!(scores.span(2), Some(2..4));
+        assert_eq!(scores.lengths, vec![2.0; 4]);
+        let answers: Vec<Vec<char>> = ["b1", "b2"].iter().map(|a| a.chars().collect()).collect();
+        let alone = scorer.score_batch(&answers, &[], true, SumMode::Compensated);
+        assert_eq!(scores.average[2..], alone.average[..]);
+        assert_eq!(scores.records[2..], alone.records_json(&sources)[..]);
+        assert!(chunk.scores(0).is_none());
+        assert_eq!(chunk.record(2, 1, 1), Ok(scores.records[3].as_str()));
+        assert_eq!(chunk.record(2, 1, 2), Err(ChunkError::NoAnswer(2, 1, 2)));
+        let stats = chunk.question_stats(2, 1, sum).unwrap();
+        assert_eq!(stats.length, 2.0);
+        let run = chunk.run_stats(2, &[1], sum).unwrap();
+        assert_eq!(run.num_trials, 2);
+        assert_eq!(run.score, stats.score);
+        assert_eq!(
+            chunk.run_stats(2, &[0, 1], sum),
+            Err(ChunkError::NotScored(2, 0))
+        );
+        let cache = chunk.cache_questions(2, &[(0, b"\"Q01\""), (1, b"\"Q02\"")]);
+        let expected = format!("\"Q02\":[{},{}]", scores.records[2], scores.records[3]);
+        assert_eq!(String::from_utf8(cache).unwrap(), expected);
+    }
+}

@@ -1,0 +1,146 @@
+//! `TrialsChunk`: the runs of a chunk of `eval` read by pfgen_core::trials_chunk (the GIL
+//! released), and their scores once each question is scored (`QuestionScorer.score_chunk`).
+
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use pfgen_core::pfgen::trials_chunk::{Careful, TrialsFile};
+
+use pfgen_core::common::py_sum::SumMode;
+
+use super::run_summary::{QuestionStats, RunStats};
+use crate::errors::CoreError;
+
+/// The runs of a chunk: their answers grouped by question, and their scores.
+#[pyclass(frozen, module = "pfgen_fast._core")]
+pub struct TrialsChunk {
+    pub(crate) inner: pfgen_core::pfgen::trials_chunk::TrialsChunk,
+}
+
+#[pymethods]
+impl TrialsChunk {
+    /// Reads `files` (each a trials file's bytes as stored; `compressed[i]`: file i is .xz)
+    /// against the data's question texts `questions` (questions are numbered in this order).
+    #[new]
+    fn new(
+        py: Python<'_>,
+        files: Vec<Bound<'_, PyBytes>>,
+        compressed: Vec<bool>,
+        questions: Vec<String>,
+    ) -> Self {
+        let files: Vec<TrialsFile> = files
+            .iter()
+            .zip(compressed)
+            .map(|(bytes, compressed)| TrialsFile {
+                bytes: bytes.as_bytes(),
+                compressed,
+            })
+            .collect();
+        let inner =
+            py.detach(|| pfgen_core::pfgen::trials_chunk::TrialsChunk::read(&files, &questions));
+        TrialsChunk { inner }
+    }
+
+    /// Why run `run` is left to the caller's reader (a short name), or None when it was read.
+    fn careful(&self, run: usize) -> Option<&'static str> {
+        self.inner.careful(run).map(|careful| match careful {
+            Careful::NoAnswers => "no answers",
+            Careful::NotOneXzStream => "not one .xz stream",
+            Careful::CarriageReturn => "carriage return",
+            Careful::OddLine => "odd line",
+            Careful::UnknownQuestion => "unknown question",
+        })
+    }
+
+    /// The number of answers of run `run` to each question (empty for a run not read).
+    fn counts<'py>(&self, py: Python<'py>, run: usize) -> Bound<'py, PyArray1<usize>> {
+        PyArray1::from_vec(py, self.inner.counts(run))
+    }
+
+    /// The answers of `runs` to `question`, in run order, then file order.
+    fn answers(&self, question: usize, runs: Vec<usize>) -> Vec<String> {
+        let answers = self.inner.answers(question, &runs);
+        answers.into_iter().map(str::to_string).collect()
+    }
+
+    /// The lines (without their line break) of run `run`'s answers `indices` (file order
+    /// among its answers) to `question`.
+    fn lines<'py>(
+        &self,
+        py: Python<'py>,
+        run: usize,
+        question: usize,
+        indices: Vec<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        indices
+            .into_iter()
+            .map(|index| {
+                let line = self
+                    .inner
+                    .line(run, question, index)
+                    .map_err(CoreError::from)?;
+                Ok(PyBytes::new(py, line))
+            })
+            .collect()
+    }
+
+    /// The records (JSON text) of run `run`'s answers `indices` to `question`, once scored.
+    fn records<'py>(
+        &self,
+        py: Python<'py>,
+        run: usize,
+        question: usize,
+        indices: Vec<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        indices
+            .into_iter()
+            .map(|index| {
+                let record = self
+                    .inner
+                    .record(run, question, index)
+                    .map_err(CoreError::from)?;
+                Ok(PyBytes::new(py, record.as_bytes()))
+            })
+            .collect()
+    }
+
+    /// The result.json numbers of run `run`'s answers to `question`.
+    #[pyo3(signature = (run, question, legacy_sum=false))]
+    fn question_stats(
+        &self,
+        run: usize,
+        question: usize,
+        legacy_sum: bool,
+    ) -> PyResult<QuestionStats> {
+        let stats = self
+            .inner
+            .question_stats(run, question, SumMode::from_legacy(legacy_sum))
+            .map_err(CoreError::from)?;
+        Ok(stats.into())
+    }
+
+    /// The top-level result.json numbers of run `run`, over `questions` in result.json's
+    /// order.
+    #[pyo3(signature = (run, questions, legacy_sum=false))]
+    fn run_stats(&self, run: usize, questions: Vec<usize>, legacy_sum: bool) -> PyResult<RunStats> {
+        let stats = self
+            .inner
+            .run_stats(run, &questions, SumMode::from_legacy(legacy_sum))
+            .map_err(CoreError::from)?;
+        Ok(stats.into())
+    }
+
+    /// The questions part of run `run`'s score cache: `key:[record,...]` per (question, key)
+    /// of `keys` scored for the run, in that order, joined by commas.
+    fn cache_questions<'py>(
+        &self,
+        py: Python<'py>,
+        run: usize,
+        keys: Vec<(usize, Vec<u8>)>,
+    ) -> Bound<'py, PyBytes> {
+        let keys: Vec<(usize, &[u8])> = keys.iter().map(|(q, key)| (*q, key.as_slice())).collect();
+        let part = py.detach(|| self.inner.cache_questions(run, &keys));
+        PyBytes::new(py, &part)
+    }
+}
