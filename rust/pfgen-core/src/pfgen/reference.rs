@@ -75,17 +75,11 @@ pub struct ReferenceTables {
 /// How many answers `score_answers` walks side by side, at most.
 pub const GROUP: usize = 16;
 
-/// Scratch space of one scoring thread, reused across answers.
+/// Scratch space of one scoring thread, reused across answers: a walk per answer walked side
+/// by side, made when first needed (a call with one answer makes one).
+#[derive(Default)]
 pub struct Scratch {
-    walks: [Walk; GROUP],
-}
-
-impl Default for Scratch {
-    fn default() -> Self {
-        Scratch {
-            walks: std::array::from_fn(|_| Walk::new()),
-        }
-    }
+    walks: Vec<Walk>,
 }
 
 impl ReferenceTables {
@@ -207,6 +201,9 @@ impl ReferenceTables {
         let answers = &cut[..answers.len().min(GROUP)];
         let longest = answers.iter().map(|chars| chars.len()).max().unwrap_or(0);
         let walks = &mut scratch.walks;
+        while walks.len() < answers.len() {
+            walks.push(Walk::new());
+        }
         for (group, table) in self.tables.iter().enumerate() {
             let first = group * MAX_SOURCES;
             let sources = first..first + table.num_sources();
