@@ -2,6 +2,7 @@
 //! software prefetching.
 
 pub mod json_lines;
+pub mod page_buffer;
 pub(crate) mod prefetch;
 pub mod py_float;
 pub mod py_json;

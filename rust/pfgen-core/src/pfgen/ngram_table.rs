@@ -13,6 +13,7 @@
 //! much smaller, which keeps one question's table in the CPU caches while its answers
 //! are scored.
 
+use crate::common::page_buffer::PageBuffer;
 use crate::common::prefetch::{prefetch, PREFETCH_DISTANCE};
 pub use crate::pfgen::spec::MAX_N;
 
@@ -95,7 +96,7 @@ const EMPTY_SLOT: Slot = Slot {
 /// `home_slots` slots, and the slots after them hold the ends of the clusters and at least
 /// one empty slot, where every probe stops.
 pub struct NgramTable {
-    slots: Vec<Slot>,
+    slots: PageBuffer<Slot>,
     home_slots: usize,
     /// The reference answers, one after another, each followed by SEPARATOR.
     text: Vec<u32>,
@@ -136,7 +137,7 @@ impl NgramTable {
     /// A table from `parts`, if they fit together: probes end at the last slot, which is
     /// empty; codes and positions fit in u32.
     pub(crate) fn from_parts(
-        slots: Vec<Slot>,
+        slots: PageBuffer<Slot>,
         text: Vec<u32>,
         [home_slots, num_sources, num_nodes]: [usize; 3],
     ) -> Option<NgramTable> {
@@ -370,8 +371,11 @@ impl NgramTable {
         // Before the slots: the levels are dropped as the order is made (less memory at once).
         let order = placement_order(levels);
         // Room for the clusters' ends past the home slots (a few slots) without growing.
-        let mut slots = Vec::with_capacity(home_slots + 1 + CLUSTER_END_ROOM);
-        slots.resize(home_slots + 1, EMPTY_SLOT);
+        let slots = PageBuffer::filled(
+            EMPTY_SLOT,
+            home_slots + 1,
+            home_slots + 1 + CLUSTER_END_ROOM,
+        );
         let mut table = NgramTable {
             slots,
             home_slots,

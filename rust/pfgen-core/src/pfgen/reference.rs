@@ -72,15 +72,14 @@ pub struct ReferenceTables {
     truth_ratios: Vec<Vec<f64>>,
 }
 
-/// Scratch space of one scoring thread, reused across answers.
-pub struct Scratch {
-    walk: Walk,
-}
+/// How many answers `score_answers` walks side by side, at most.
+pub const GROUP: usize = 16;
 
-impl Default for Scratch {
-    fn default() -> Self {
-        Scratch { walk: Walk::new() }
-    }
+/// Scratch space of one scoring thread, reused across answers: a walk per answer walked side
+/// by side, made when first needed (a call with one answer makes one).
+#[derive(Default)]
+pub struct Scratch {
+    walks: Vec<Walk>,
 }
 
 impl ReferenceTables {
@@ -167,12 +166,6 @@ impl ReferenceTables {
 
     /// Fluency (spec §3) and Truthfulness (spec §4) of one answer (its characters) against
     /// every source: one value per source in `fluency` and in `truthfulness`.
-    ///
-    /// A walk's reads of the table depend on what it found at the previous character: as it
-    /// finds the n-grams ending at one character, it prefetches the table lines of the next
-    /// character's probes, which are in the caches by the next step. Answers are walked one
-    /// at a time rather than several side by side: the processor predicts one walk's
-    /// branches better than interleaved ones (docs/performance.md).
     pub fn score_answer(
         &self,
         chars: &[char],
@@ -180,25 +173,63 @@ impl ReferenceTables {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        let walk = &mut scratch.walk;
-        let chars = &chars[..chars.len().min(TRUTH_CUT - 1)];
+        self.score_answers(&[chars], scratch, fluency, truthfulness);
+    }
+
+    /// `score_answer` of up to GROUP answers, their values one row of `num_sources` after
+    /// another in `fluency` and in `truthfulness`.
+    ///
+    /// A walk's reads of the table depend on what it found at the previous character: as it
+    /// finds the n-grams ending at one character, it prefetches the table lines of the next
+    /// character's probes. The answers are walked side by side, a character of each in turn,
+    /// so that a prefetch has the other walks' steps to arrive in: a table that is not in the
+    /// caches (another question's was used just before) is read from memory by several walks
+    /// at once (docs/performance.md).
+    pub fn score_answers<S: AsRef<[char]>>(
+        &self,
+        answers: &[S],
+        scratch: &mut Scratch,
+        fluency: &mut [f64],
+        truthfulness: &mut [f64],
+    ) {
+        let k = self.num_sources();
+        let mut cut: [&[char]; GROUP] = [&[]; GROUP];
+        for (kept, answer) in cut.iter_mut().zip(answers) {
+            let chars = answer.as_ref();
+            *kept = &chars[..chars.len().min(TRUTH_CUT - 1)];
+        }
+        let answers = &cut[..answers.len().min(GROUP)];
+        let longest = answers.iter().map(|chars| chars.len()).max().unwrap_or(0);
+        let walks = &mut scratch.walks;
+        while walks.len() < answers.len() {
+            walks.push(Walk::new());
+        }
         for (group, table) in self.tables.iter().enumerate() {
             let first = group * MAX_SOURCES;
             let sources = first..first + table.num_sources();
             let baselines = &self.baselines[sources.clone()];
-            walk.reset(table, chars);
-            for (index, &c) in chars.iter().enumerate() {
-                // After the last character, prefetching for `c` again is harmless.
-                let next = chars.get(index + 1).copied().unwrap_or(c);
-                walk.advance(table, index, c, next, baselines);
+            for (walk, chars) in walks.iter_mut().zip(answers) {
+                walk.reset(table, chars);
             }
-            walk.finish(
-                table,
-                chars,
-                &self.truth_ratios[sources.clone()],
-                &mut fluency[sources.clone()],
-                &mut truthfulness[sources],
-            );
+            for index in 0..longest {
+                for (walk, chars) in walks.iter_mut().zip(answers) {
+                    if let Some(&c) = chars.get(index) {
+                        // After the last character, prefetching for `c` again is harmless.
+                        let next = chars.get(index + 1).copied().unwrap_or(c);
+                        walk.advance(table, index, c, next, baselines);
+                    }
+                }
+            }
+            for (row, (walk, chars)) in walks.iter_mut().zip(answers).enumerate() {
+                let row = row * k;
+                walk.finish(
+                    table,
+                    chars,
+                    &self.truth_ratios[sources.clone()],
+                    &mut fluency[row + sources.start..row + sources.end],
+                    &mut truthfulness[row + sources.start..row + sources.end],
+                );
+            }
         }
     }
 }
@@ -316,7 +347,7 @@ impl Walk {
 
     /// Walks the character `c` at `index`. The table lines of the next character's (`next`)
     /// probes are prefetched as their parents are found here: they are in the caches at the
-    /// next step (see `ReferenceTables::score_answer`).
+    /// next step (see `ReferenceTables::score_answers`).
     #[inline]
     fn advance(
         &mut self,
@@ -668,6 +699,29 @@ mod tests {
             let (mut fluency, mut truthfulness) = ([0.0], [0.0]);
             table.score_answer(&chars, &mut scratch, &mut fluency, &mut truthfulness);
             assert_eq!((fluency[0], truthfulness[0]), scores(&table, &answer));
+        }
+    }
+
+    #[test]
+    fn answers_walked_side_by_side_score_as_alone() {
+        // Groups of 1 to GROUP answers of different lengths (empty ones included).
+        let references = random_texts(50, 13);
+        let references: Vec<&str> = references.iter().map(String::as_str).collect();
+        let table = tables(&references);
+        let mut answers: Vec<Vec<char>> = random_texts(3 * GROUP, 14)
+            .iter()
+            .map(|answer| answer.chars().collect())
+            .collect();
+        answers[1].clear();
+        let mut scratch = Scratch::default();
+        for size in 1..=GROUP {
+            let group = &answers[size..2 * size];
+            let (mut fluency, mut truthfulness) = (vec![0.0; size], vec![0.0; size]);
+            table.score_answers(group, &mut scratch, &mut fluency, &mut truthfulness);
+            for (i, answer) in group.iter().enumerate() {
+                let answer: String = answer.iter().collect();
+                assert_eq!((fluency[i], truthfulness[i]), scores(&table, &answer));
+            }
         }
     }
 

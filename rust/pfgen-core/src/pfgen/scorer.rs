@@ -6,7 +6,7 @@ use crate::common::py_float::py_round;
 use crate::common::py_sum::{py_sum, SumMode};
 use crate::pfgen::helpfulness::{helpfulness, HelpfulnessName, WeightedRule};
 use crate::pfgen::record_json;
-use crate::pfgen::reference::{ReferenceError, ReferenceTables, Scratch, Source};
+use crate::pfgen::reference::{ReferenceError, ReferenceTables, Scratch, Source, GROUP};
 
 /// Batches smaller than this are scored on the calling thread.
 const PARALLEL_MIN_ANSWERS: usize = 512;
@@ -71,27 +71,35 @@ impl QuestionScorer {
         // Empty vectors: no allocation unless results are asked for.
         let mut results: Vec<HelpfulnessResults> = (0..n).map(|_| Vec::new()).collect();
         let score_chunk = |scratch: &mut Scratch, first: usize, out: ChunkOut<'_, 's>| {
-            for offset in 0..out.helpfulness.len() {
-                let i = first + offset;
-                let answer = answers[i].as_ref();
-                let fluency = &mut out.fluency[offset * k..(offset + 1) * k];
-                let truthfulness = &mut out.truthfulness[offset * k..(offset + 1) * k];
-                self.references
-                    .score_answer(answer, scratch, fluency, truthfulness);
-                let external_row = external
-                    .get(i * self.num_external..(i + 1) * self.num_external)
-                    .unwrap_or(&[]);
-                let (help, average, results) = self.finish_record(
-                    answer,
-                    external_row,
-                    fluency,
-                    truthfulness,
-                    with_results,
-                    sum,
+            let chunk = out.helpfulness.len();
+            for group_first in (0..chunk).step_by(GROUP) {
+                let group = group_first..(group_first + GROUP).min(chunk);
+                self.references.score_answers(
+                    &answers[first + group.start..first + group.end],
+                    scratch,
+                    &mut out.fluency[group.start * k..group.end * k],
+                    &mut out.truthfulness[group.start * k..group.end * k],
                 );
-                out.helpfulness[offset] = help;
-                out.average[offset] = average;
-                out.results[offset] = results;
+                for offset in group {
+                    let i = first + offset;
+                    let answer = answers[i].as_ref();
+                    let fluency = &mut out.fluency[offset * k..(offset + 1) * k];
+                    let truthfulness = &mut out.truthfulness[offset * k..(offset + 1) * k];
+                    let external_row = external
+                        .get(i * self.num_external..(i + 1) * self.num_external)
+                        .unwrap_or(&[]);
+                    let (help, average, results) = self.finish_record(
+                        answer,
+                        external_row,
+                        fluency,
+                        truthfulness,
+                        with_results,
+                        sum,
+                    );
+                    out.helpfulness[offset] = help;
+                    out.average[offset] = average;
+                    out.results[offset] = results;
+                }
             }
         };
         if n < PARALLEL_MIN_ANSWERS {

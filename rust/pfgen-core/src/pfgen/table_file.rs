@@ -8,6 +8,7 @@
 
 use std::io::{self, Read, Write};
 
+use crate::common::page_buffer::PageBuffer;
 use crate::pfgen::ngram_table::{NgramTable, Slot};
 use crate::pfgen::reference::ReferenceTables;
 
@@ -187,7 +188,7 @@ impl ReferenceTables {
             if bytes.is_none_or(|bytes| bytes > reader.remaining) {
                 return Err(TableFileError::Invalid("truncated"));
             }
-            let mut slots = vec![Slot::default(); num_slots as usize];
+            let mut slots = PageBuffer::filled(Slot::default(), num_slots as usize, 0);
             let mut text = vec![0u32; text_length as usize];
             reader.bytes(as_bytes_mut(&mut slots))?;
             reader.bytes(as_bytes_mut(&mut text))?;

@@ -276,10 +276,15 @@ impl QuestionScorer {
         let block = block.as_bytes();
         let read = &lines.lines;
         let records = py.detach(|| {
-            let mut characters = Vec::new();
+            let texts: Vec<&str> = indices
+                .iter()
+                .map(|&line| read.answer(block, line).unwrap_or_default())
+                .collect();
+            // At most a character per byte: no growing while decoding.
+            let mut characters = Vec::with_capacity(texts.iter().map(|text| text.len()).sum());
             let mut ends = Vec::with_capacity(indices.len());
-            for &line in &indices {
-                characters.extend(read.answer(block, line).unwrap_or_default().chars());
+            for text in texts {
+                characters.extend(text.chars());
                 ends.push(characters.len());
             }
             let answers = slices(&characters, &ends);
