@@ -35,7 +35,7 @@ from pathlib import Path
 
 from bench_paths import ROOT, bench_dir
 
-TARGET_RATIO, REQUIRED_RATIO = 3.0, 4.0
+TARGET_RATIO, REQUIRED_RATIO = 2.0, 3.0
 TARGET_PEAK_MB, REQUIRED_PEAK_MB = 800, 1000
 MAX_PEAK_GROWTH = 0.15  # from N to 2N runs
 REFERENCE_QUESTIONS = ("Q02", "Q04", "Q21")  # 1, 3 and 2 sources
