@@ -5,7 +5,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use pfgen_core::pfgen::trials_chunk::{Careful, TrialsFile};
+use pfgen_core::pfgen::trials_chunk::{Careful, ChunkError, TrialsFile};
 
 use pfgen_core::common::py_sum::SumMode;
 
@@ -73,16 +73,7 @@ impl TrialsChunk {
         question: usize,
         indices: Vec<usize>,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        indices
-            .into_iter()
-            .map(|index| {
-                let line = self
-                    .inner
-                    .line(run, question, index)
-                    .map_err(CoreError::from)?;
-                Ok(PyBytes::new(py, line))
-            })
-            .collect()
+        bytes_of(py, indices, |index| self.inner.line(run, question, index))
     }
 
     /// The records (JSON text) of run `run`'s answers `indices` to `question`, once scored.
@@ -93,16 +84,7 @@ impl TrialsChunk {
         question: usize,
         indices: Vec<usize>,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        indices
-            .into_iter()
-            .map(|index| {
-                let record = self
-                    .inner
-                    .record(run, question, index)
-                    .map_err(CoreError::from)?;
-                Ok(PyBytes::new(py, record.as_bytes()))
-            })
-            .collect()
+        bytes_of(py, indices, |index| self.inner.record(run, question, index))
     }
 
     /// The result.json numbers of run `run`'s answers to `question`.
@@ -143,4 +125,19 @@ impl TrialsChunk {
         let part = py.detach(|| self.inner.cache_questions(run, &keys));
         PyBytes::new(py, &part)
     }
+}
+
+/// The texts `get` gives for `indices`, as bytes.
+fn bytes_of<'py, T: AsRef<[u8]>>(
+    py: Python<'py>,
+    indices: Vec<usize>,
+    get: impl Fn(usize) -> Result<T, ChunkError>,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    indices
+        .into_iter()
+        .map(|index| {
+            let text = get(index).map_err(CoreError::from)?;
+            Ok(PyBytes::new(py, text.as_ref()))
+        })
+        .collect()
 }
