@@ -224,8 +224,9 @@ impl TrialsChunk {
     }
 
     /// Scores the answers of `runs` to `question` in one batch and keeps the scores (runs
-    /// left to the caller, and runs without an answer to the question, are passed over). `external` and `sum` as for
-    /// `QuestionScorer::score_batch`; `sources` are the records' keys.
+    /// left to the caller, and runs without an answer to the question, are passed over).
+    /// `external` and `sum` as for `QuestionScorer::score_batch`; `sources` are the records'
+    /// keys.
     pub fn score_question(
         &self,
         question: usize,
