@@ -164,20 +164,9 @@ impl ReferenceTables {
         self.tables.iter().map(NgramTable::memory_bytes).sum()
     }
 
-    /// Fluency (spec §3) and Truthfulness (spec §4) of one answer (its characters) against
-    /// every source: one value per source in `fluency` and in `truthfulness`.
-    pub fn score_answer(
-        &self,
-        chars: &[char],
-        scratch: &mut Scratch,
-        fluency: &mut [f64],
-        truthfulness: &mut [f64],
-    ) {
-        self.score_answers(&[chars], scratch, fluency, truthfulness);
-    }
-
-    /// `score_answer` of up to GROUP answers, their values one row of `num_sources` after
-    /// another in `fluency` and in `truthfulness`.
+    /// Fluency (spec §3) and Truthfulness (spec §4) of up to GROUP answers (their characters)
+    /// against every source: one value per source in `fluency` and in `truthfulness`, a row
+    /// of `num_sources` per answer.
     ///
     /// A walk's reads of the table depend on what it found at the previous character: as it
     /// finds the n-grams ending at one character, it prefetches the table lines of the next
@@ -192,6 +181,7 @@ impl ReferenceTables {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
+        debug_assert!(answers.len() <= GROUP);
         let k = self.num_sources();
         let mut cut: [&[char]; GROUP] = [&[]; GROUP];
         for (kept, answer) in cut.iter_mut().zip(answers) {
@@ -646,8 +636,8 @@ mod tests {
     fn scores(tables: &ReferenceTables, answer: &str) -> (f64, f64) {
         let (mut fluency, mut truthfulness) = ([0.0], [0.0]);
         let answer: Vec<char> = answer.chars().collect();
-        tables.score_answer(
-            &answer,
+        tables.score_answers(
+            &[answer],
             &mut Scratch::default(),
             &mut fluency,
             &mut truthfulness,
@@ -697,7 +687,7 @@ mod tests {
         for answer in random_texts(40, 12) {
             let chars: Vec<char> = answer.chars().collect();
             let (mut fluency, mut truthfulness) = ([0.0], [0.0]);
-            table.score_answer(&chars, &mut scratch, &mut fluency, &mut truthfulness);
+            table.score_answers(&[chars], &mut scratch, &mut fluency, &mut truthfulness);
             assert_eq!((fluency[0], truthfulness[0]), scores(&table, &answer));
         }
     }

@@ -271,7 +271,7 @@ mod tests {
         for answer in answers {
             let mut fluency = vec![0.0; k];
             let mut truthfulness = vec![0.0; k];
-            tables.score_answer(answer, &mut scratch, &mut fluency, &mut truthfulness);
+            tables.score_answers(&[answer], &mut scratch, &mut fluency, &mut truthfulness);
             all.extend(fluency);
             all.extend(truthfulness);
         }
