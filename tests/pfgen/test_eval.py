@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import lzma
 import shutil
@@ -94,7 +95,24 @@ def test_changed_trials_file_is_rescored(bench: Path, tmp_path):
     (run / "trials.jsonl.xz").write_bytes(lzma.compress(b"".join(lines)))
     second = run_eval("--data", bench / "data", run / "trials.jsonl.xz")
     assert second.returncode == 0 and "1 scored" in second.stderr
-    assert json.loads((run / "result.json").read_bytes())["input_hash"] != first_hash
+    second_hash = json.loads((run / "result.json").read_bytes())["input_hash"]
+    assert second_hash != first_hash
+    assert second_hash == hashlib.sha1((run / "trials.jsonl.xz").read_bytes()).hexdigest()
+
+
+def test_a_current_run_is_hashed_not_decompressed(bench: Path, tmp_path):
+    run = copy_run(published_runs()[0], tmp_path)
+    assert run_eval("--data", bench / "data", run / "trials.jsonl.xz").returncode == 0
+    # Not an .xz stream, but the result says these bytes were scored: only the hash is read.
+    garbage = b"not an xz stream"
+    (run / "trials.jsonl.xz").write_bytes(garbage)
+    result = json.loads((run / "result.json").read_bytes())
+    result["input_hash"] = hashlib.sha1(garbage).hexdigest()
+    (run / "result.json").write_text(json.dumps(result, ensure_ascii=False))
+    again = run_eval("--data", bench / "data", run / "trials.jsonl.xz")
+    assert again.returncode == 0 and "1 already current" in again.stderr
+    forced = run_eval("--data", bench / "data", "--force", run / "trials.jsonl.xz")
+    assert forced.returncode == 1 and "not a valid .xz file" in forced.stderr
 
 
 def write_xz_lines(path: Path, lines: list[bytes]) -> None:
@@ -130,7 +148,7 @@ def test_bad_runs_fail_alone_and_keep_old_results(bench: Path, tmp_path):
         "utf8": "trials.jsonl.xz:2: invalid UTF-8",
         "unknown": "trials.jsonl.xz:1: field 'question': not a question of the data",
         "field": "trials.jsonl.xz:1: missing field 'answer'",
-        "unreadable": "cannot read",
+        "unreadable": "cannot read: Is a directory",
     }
     for name, message in expected.items():
         assert f"{tmp_path / name}" in result.stderr and message in result.stderr, name

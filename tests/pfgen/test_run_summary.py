@@ -103,11 +103,12 @@ def test_run_numbers_are_the_benchmarks(averages: list[list[float]], legacy_sum:
     assert (stats.length, stats.length_std) == reference_mean_std(every_length, 1, legacy_sum)
 
 
-def test_what_a_chunk_does_not_have():
-    chunk = _core.TrialsChunk(
-        [b"", b'{"question": "q", "answer": "a"}\n'], [False, False], ["q", "r"]
-    )
-    assert chunk.careful(0) == "no answers" and chunk.careful(1) is None
+def test_what_a_chunk_does_not_have(tmp_path):
+    paths = [tmp_path / "empty.jsonl", tmp_path / "one.jsonl"]
+    paths[0].write_bytes(b"")
+    paths[1].write_bytes(b'{"question": "q", "answer": "a"}\n')
+    chunk = _core.TrialsChunk(paths, [False, False], [None, None], ["q", "r"])
+    assert chunk.careful_bytes(0) == b"" and chunk.careful_bytes(1) is None
     assert chunk.counts(1).tolist() == [1, 0]
     assert chunk.lines(1, 0, [0]) == [b'{"question": "q", "answer": "a"}']
     with pytest.raises(IndexError):

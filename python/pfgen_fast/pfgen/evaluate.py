@@ -2,21 +2,23 @@
 
 The work is question-major: the answers of a chunk of runs to one question are scored in one
 batch, while that question's tables are hot in the CPU caches. The core reads a chunk's files
-(decompressed, cut into lines, grouped by question, the files in parallel: `TrialsChunk`),
-scores each question over the chunk and keeps the scores and records, so that no Python object
-is made per answer; Python checks the runs, parses the sampled lines only, and writes. A run
-the core is not sure about is read by Python's own reader (`trials.read_trials`), which words
-its error or takes its odd lines. Reading, table building and scoring run as tasks on one
-thread pool, with the GIL released; two chunks are in flight at once, so that the writing of
-one (Python, holding the GIL) overlaps the reading and scoring of the next, and memory stays
-bounded by the chunks in flight.
+(hashed, decompressed, cut into lines, grouped by question, the files in parallel:
+`TrialsChunk`), scores each question over the chunk and keeps the scores and records, so that
+no Python object is made per answer; Python checks the runs, parses the sampled lines only, and
+writes. A run whose result.json is current but for the input hash is not decompressed when its
+file's hash, taken as the core reads it, is that result's. A run the core is not sure about is
+read by Python's own reader (`trials.read_trials`), which words its error or takes its odd
+lines. Reading, table building and scoring run as tasks on one thread pool, with the GIL
+released; two chunks are in flight at once, so that the writing of one (Python, holding the
+GIL) overlaps the reading and scoring of the next, and memory stays bounded by the chunks in
+flight.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,7 +40,7 @@ from pfgen_fast.pfgen.results import (
     scored_question,
 )
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
-from pfgen_fast.pfgen.trials import read_raw, read_trials, records_by_question
+from pfgen_fast.pfgen.trials import read_trials, records_by_question
 
 # The per-question score caches of a run: every answer with its per-answer record.
 CACHE_PATH = Path("cache") / "scores.json"
@@ -168,13 +170,15 @@ class Evaluator:
             for table in self._tables.values():
                 table.cancel()  # a table not built yet: its waiters stop waiting
 
-    def _claim_unbuilt_tables(self) -> list[str]:
-        """The questions whose tables nobody has started to build; the caller builds them."""
+    def _start_building_tables(self, pool: ThreadPoolExecutor) -> list[str]:
+        """Builds on the pool the tables nobody has started to build; returns their questions."""
         with self._tables_lock:
             unbuilt = [q for q in self.references.questions if q not in self._tables]
             for question_id in unbuilt:
                 self._tables[question_id] = Future()
-            return unbuilt
+        for question_id in unbuilt:
+            pool.submit(self._build_into, question_id)
+        return unbuilt
 
     def _build_into(self, question_id: str) -> None:
         table = self._tables[question_id]
@@ -186,20 +190,29 @@ class Evaluator:
     def _run_chunk(
         self, pool: ThreadPoolExecutor, paths: list[Path], finish: Callable[[RunOutcome], None]
     ) -> None:
-        pending: list[tuple[Path, bytes, str]] = []
-        for path, read in zip(paths, pool.map(self._read_raw, paths), strict=True):
-            if isinstance(read, RunOutcome):
-                finish(read)
+        stored = list(pool.map(self._stored_result, paths))
+        reading = pool.submit(self._read_chunk, paths, stored)
+        # Tables are built while the core reads the runs (nearly every run has every question),
+        # unless every run may still be current.
+        building: list[str] = []
+        if any(result is None for result in stored):
+            building = self._start_building_tables(pool)
+        chunk = reading.result()
+        pending: list[tuple[int, Path]] = []
+        for index, (path, result) in enumerate(zip(paths, stored, strict=True)):
+            errno = chunk.read_error(index)
+            if errno is not None:
+                error = f"{path}: cannot read: {os.strerror(errno)}"
+                finish(RunOutcome(path, "failed", error=error))
+            elif chunk.is_current(index):
+                assert result is not None
+                finish(RunOutcome(path, "skipped", result=summary_of(result)))
             else:
-                pending.append((path, *read))
+                pending.append((index, path))
         if not pending:
             return
-        # Tables are built while the core reads the runs (nearly every run has every question).
-        reading = pool.submit(self._read_chunk, pending)
-        building = self._claim_unbuilt_tables()
-        for question_id in building:
-            pool.submit(self._build_into, question_id)
-        chunk = reading.result()
+        if not building:
+            building = self._start_building_tables(pool)
         fast, careful = self._check_runs(chunk, pending, finish)
         del pending
         question_ids = {q for run in fast for q in run.counts}
@@ -231,15 +244,18 @@ class Evaluator:
     def _check_runs(
         self,
         chunk: _core.TrialsChunk,
-        pending: list[tuple[Path, bytes, str]],
+        pending: list[tuple[int, Path]],
         finish: Callable[[RunOutcome], None],
     ) -> tuple[list[ChunkRun], list[ParsedRun]]:
         """The runs the core read, checked, and those it left to Python, read by Python and
         checked; the outcome of each run that cannot be scored is reported."""
         fast: list[ChunkRun] = []
         careful: list[ParsedRun] = []
-        for index, (path, raw, input_hash) in enumerate(pending):
-            if chunk.careful(index) is None:
+        for index, path in pending:
+            input_hash = chunk.input_hash(index)
+            assert input_hash is not None
+            raw = chunk.careful_bytes(index)
+            if raw is None:
                 checked: ChunkRun | ParsedRun | RunOutcome = self._check_chunk_run(
                     chunk, index, path, input_hash
                 )
@@ -253,11 +269,16 @@ class Evaluator:
                 careful.append(checked)
         return fast, careful
 
-    def _read_chunk(self, pending: list[tuple[Path, bytes, str]]) -> _core.TrialsChunk:
-        """The core's reading of the runs (decompressed, grouped by question), GIL released."""
+    def _read_chunk(
+        self, paths: list[Path], stored: list[dict[str, Any] | None]
+    ) -> _core.TrialsChunk:
+        """The core's reading of the runs (hashed; unless current, decompressed and grouped by
+        question), the GIL released."""
+        current_hashes = [None if result is None else result["input_hash"] for result in stored]
         return _core.TrialsChunk(
-            [raw for _, raw, _ in pending],
-            [path.name.endswith(".xz") for path, _, _ in pending],
+            paths,
+            [path.name.endswith(".xz") for path in paths],
+            current_hashes,
             self._question_texts,
         )
 
@@ -272,18 +293,6 @@ class Evaluator:
             return RunOutcome(path, "failed", error=str(error))
         config = read_config(path.parent)
         return ChunkRun(path, input_hash, config, chunk, index, answers, warnings)
-
-    def _read_raw(self, path: Path) -> tuple[bytes, str] | RunOutcome:
-        """The file's bytes and input hash, or the outcome when it is current or unreadable."""
-        try:
-            raw = read_raw(path)
-        except InputError as error:
-            return RunOutcome(path, "failed", error=str(error))
-        input_hash = hashlib.sha1(raw).hexdigest()
-        stored = self._current_result(path, input_hash)
-        if stored is not None:
-            return RunOutcome(path, "skipped", result=stored)
-        return raw, input_hash
 
     def _parse(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun | RunOutcome:
         """The run's answers by question, checked, or why it cannot be scored."""
@@ -316,9 +325,9 @@ class Evaluator:
             )
         return warnings
 
-    def _current_result(self, path: Path, input_hash: str) -> dict[str, Any] | None:
-        """The run's result.json when it is current (same input, data and options), else
-        None."""
+    def _stored_result(self, path: Path) -> dict[str, Any] | None:
+        """The run's result.json when it is current but for the input hash (same data and
+        options), else None; the core compares the input hash."""
         result_path = path.parent / RESULT_NAME
         if self.force or not result_path.is_file():
             return None
@@ -328,14 +337,12 @@ class Evaluator:
             return None
         current = (
             isinstance(stored, dict)
-            and stored.get("input_hash") == input_hash
+            and isinstance(stored.get("input_hash"), str)
             and stored.get("metadata_hash") == self.references.metadata_hash
             and stored.get("sources") == self.sources
             and cached_legacy_sum(path.parent / CACHE_PATH) in (None, self.legacy_sum)
         )
-        if not current:
-            return None
-        return summary_of(stored)
+        return stored if current else None
 
     def _score_question(
         self,

@@ -1,30 +1,39 @@
 //! The `eval` command's reading and scoring of a chunk of runs, without an object per answer:
-//! each trials file (its bytes as stored, `.xz` or plain JSON lines) is decompressed, cut into
-//! lines and read with the `score` command's line reader, its answers grouped by question (file
-//! order kept), the files in parallel. Each question is then scored over the whole chunk in one
-//! batch, its tables hot, and its scores and records kept here for the runs' results.
+//! each trials file is read and hashed (its input hash, the SHA-1 of its bytes as stored), and
+//! unless that hash is the one its current result already has, decompressed (`.xz` or plain
+//! JSON lines), cut into lines and read with the `score` command's line reader, its answers
+//! grouped by question (file order kept), the files in parallel. Each question is then scored
+//! over the whole chunk in one batch, its tables hot, and its scores and records kept here for
+//! the runs' results.
 //!
 //! A run with anything this reader is not sure about (an empty or odd file, a line it does not
 //! take, a question not in the data, a carriage return that is not part of a line break) is
-//! marked `Careful`: the caller reads it its own way, which words the error or takes the line.
+//! marked `Careful`: the caller reads it its own way, from the bytes kept here, which words the
+//! error or takes the line.
 
 use std::collections::HashMap;
+use std::fmt::Write;
 use std::ops::Range;
+use std::path::Path;
 use std::sync::OnceLock;
 
 use liblzma::stream::{Action, Status, Stream};
 use rayon::prelude::*;
+use sha1::{Digest, Sha1};
 
 use crate::common::py_sum::SumMode;
 use crate::pfgen::answer_lines::{read_answer_lines, AnswerLines, BLANK};
 use crate::pfgen::run_summary::{question_stats, run_stats, QuestionStats, RunStats, ScoreColumns};
 use crate::pfgen::QuestionScorer;
 
-/// One trials file: its bytes as stored, and whether they are `.xz`-compressed.
+/// One trials file: where it is, whether it is `.xz`-compressed, and the input hash of its
+/// result when that result is current in every other way (`current_hash`): a file with that
+/// hash is only read and hashed.
 #[derive(Clone, Copy)]
 pub struct TrialsFile<'a> {
-    pub bytes: &'a [u8],
+    pub path: &'a Path,
     pub compressed: bool,
+    pub current_hash: Option<&'a str>,
 }
 
 /// Why a run is left to the caller's own reader.
@@ -104,14 +113,33 @@ impl QuestionScores {
     }
 }
 
+/// A run of a chunk: its lines, or why they were not read.
+enum Run {
+    Read {
+        input_hash: String,
+        lines: RunLines,
+    },
+    /// Its hash is its current result's.
+    Current,
+    /// Left to the caller, with the file's bytes as stored.
+    Careful {
+        input_hash: String,
+        why: Careful,
+        bytes: Vec<u8>,
+    },
+    /// The file could not be read: the system's error number.
+    Unreadable(i32),
+}
+
 /// The runs of a chunk, read, and the scores of each question once scored.
 pub struct TrialsChunk {
-    runs: Vec<Result<RunLines, Careful>>,
+    runs: Vec<Run>,
     scores: Vec<OnceLock<QuestionScores>>,
 }
 
 impl TrialsChunk {
-    /// Reads every file (in parallel); `questions` are the data's question texts.
+    /// Reads and hashes every file, and reads the lines of those not current (in parallel);
+    /// `questions` are the data's question texts.
     pub fn read(files: &[TrialsFile<'_>], questions: &[String]) -> TrialsChunk {
         let index: HashMap<&str, usize> = questions
             .iter()
@@ -120,7 +148,7 @@ impl TrialsChunk {
             .collect();
         let runs = files
             .par_iter()
-            .map(|file| read_run(*file, &index))
+            .map(|file| read_file(*file, &index))
             .collect();
         TrialsChunk {
             runs,
@@ -132,16 +160,41 @@ impl TrialsChunk {
         self.runs.len()
     }
 
-    /// Why `run` is left to the caller, if it is.
-    pub fn careful(&self, run: usize) -> Option<Careful> {
+    /// The input hash of `run` (hexadecimal SHA-1 of its file), unless it is current or its
+    /// file could not be read.
+    pub fn input_hash(&self, run: usize) -> Option<&str> {
         match self.runs.get(run)? {
-            Ok(_) => None,
-            Err(careful) => Some(*careful),
+            Run::Read { input_hash, .. } | Run::Careful { input_hash, .. } => Some(input_hash),
+            Run::Current | Run::Unreadable(_) => None,
+        }
+    }
+
+    /// Whether `run`'s file has its current result's input hash.
+    pub fn is_current(&self, run: usize) -> bool {
+        matches!(self.runs.get(run), Some(Run::Current))
+    }
+
+    /// The system's error number if `run`'s file could not be read.
+    pub fn read_error(&self, run: usize) -> Option<i32> {
+        match self.runs.get(run)? {
+            Run::Unreadable(errno) => Some(*errno),
+            _ => None,
+        }
+    }
+
+    /// Why `run` is left to the caller, and its file's bytes as stored, if it is.
+    pub fn careful(&self, run: usize) -> Option<(Careful, &[u8])> {
+        match self.runs.get(run)? {
+            Run::Careful { why, bytes, .. } => Some((*why, bytes)),
+            _ => None,
         }
     }
 
     fn run(&self, run: usize) -> Option<&RunLines> {
-        self.runs.get(run)?.as_ref().ok()
+        match self.runs.get(run)? {
+            Run::Read { lines, .. } => Some(lines),
+            _ => None,
+        }
     }
 
     fn run_lines(&self, run: usize) -> Result<&RunLines, ChunkError> {
@@ -360,20 +413,73 @@ impl TrialsChunk {
     }
 }
 
-/// One file read and grouped, or why it is left to the caller.
-fn read_run(file: TrialsFile<'_>, index: &HashMap<&str, usize>) -> Result<RunLines, Careful> {
-    if file.bytes.is_empty() {
-        return Err(Careful::NoAnswers);
-    }
-    let text = if file.compressed {
-        decompress_xz(file.bytes).ok_or(Careful::NotOneXzStream)?
-    } else {
-        file.bytes.to_vec()
+/// One file read, hashed and, unless current, its lines read and grouped.
+fn read_file(file: TrialsFile<'_>, index: &HashMap<&str, usize>) -> Run {
+    let bytes = match std::fs::read(file.path) {
+        Ok(bytes) => bytes,
+        // Reading fails with a system error; EIO stands for any other.
+        Err(error) => return Run::Unreadable(error.raw_os_error().unwrap_or(libc::EIO)),
     };
-    if has_lone_carriage_return(&text) {
+    let input_hash = sha1_hex(&bytes);
+    if file.current_hash == Some(input_hash.as_str()) {
+        return Run::Current;
+    }
+    match read_run(bytes, file.compressed, index) {
+        Ok(lines) => Run::Read { input_hash, lines },
+        Err((why, bytes)) => Run::Careful {
+            input_hash,
+            why,
+            bytes,
+        },
+    }
+}
+
+/// The SHA-1 of `bytes` in lowercase hexadecimal (`hashlib.sha1(bytes).hexdigest()`).
+fn sha1_hex(bytes: &[u8]) -> String {
+    let mut hex = String::with_capacity(40);
+    for byte in Sha1::digest(bytes) {
+        // Writing to a String cannot fail.
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}
+
+/// A file's lines read and grouped, or why it is left to the caller (with its bytes).
+fn read_run(
+    bytes: Vec<u8>,
+    compressed: bool,
+    index: &HashMap<&str, usize>,
+) -> Result<RunLines, (Careful, Vec<u8>)> {
+    if bytes.is_empty() {
+        return Err((Careful::NoAnswers, bytes));
+    }
+    let text = if compressed {
+        match decompress_xz(&bytes) {
+            Some(text) => text,
+            None => return Err((Careful::NotOneXzStream, bytes)),
+        }
+    } else {
+        bytes.clone()
+    };
+    match group_lines(&text, index) {
+        Ok((lines, by_question)) => Ok(RunLines {
+            text,
+            lines,
+            by_question,
+        }),
+        Err(why) => Err((why, bytes)),
+    }
+}
+
+/// The answer lines of a text and the lines of each question, in file order.
+fn group_lines(
+    text: &[u8],
+    index: &HashMap<&str, usize>,
+) -> Result<(AnswerLines, Vec<Vec<u32>>), Careful> {
+    if has_lone_carriage_return(text) {
         return Err(Careful::CarriageReturn);
     }
-    let lines = read_answer_lines(&text);
+    let lines = read_answer_lines(text);
     let numbers = lines
         .questions
         .iter()
@@ -394,11 +500,7 @@ fn read_run(file: TrialsFile<'_>, index: &HashMap<&str, usize>) -> Result<RunLin
     if !any {
         return Err(Careful::NoAnswers);
     }
-    Ok(RunLines {
-        text,
-        lines,
-        by_question,
-    })
+    Ok((lines, by_question))
 }
 
 /// Whether `text` holds a carriage return that is not followed by a line feed (a line break
@@ -507,6 +609,54 @@ mod tests {
         vec!["Q one".to_string(), "Q two".to_string()]
     }
 
+    /// Trials files written to a temporary directory (removed on drop).
+    struct Files {
+        dir: std::path::PathBuf,
+        files: Vec<(std::path::PathBuf, bool)>,
+    }
+
+    impl Files {
+        /// `contents`: each file's bytes and whether it is compressed.
+        fn new(name: &str, contents: &[(&[u8], bool)]) -> Files {
+            let dir = std::env::temp_dir().join(format!(
+                "pfgen-chunk-{name}-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("temporary directory");
+            let files = contents
+                .iter()
+                .enumerate()
+                .map(|(number, &(bytes, compressed))| {
+                    let path = dir.join(format!("trials{number}.jsonl"));
+                    std::fs::write(&path, bytes).expect("a trials file");
+                    (path, compressed)
+                })
+                .collect();
+            Files { dir, files }
+        }
+
+        fn read(&self, current_hash: Option<&str>) -> TrialsChunk {
+            let files: Vec<TrialsFile> = self
+                .files
+                .iter()
+                .map(|(path, compressed)| TrialsFile {
+                    path,
+                    compressed: *compressed,
+                    current_hash,
+                })
+                .collect();
+            TrialsChunk::read(&files, &questions())
+        }
+    }
+
+    impl Drop for Files {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
     const RUN: &str = concat!(
         "{\"question\": \"Q two\", \"answer\": \"b1\", \"id\": 1}\n",
         "\n",
@@ -517,20 +667,12 @@ mod tests {
     #[test]
     fn reads_and_groups_compressed_and_plain_files() {
         let packed = compress(RUN.as_bytes());
-        let files = [
-            TrialsFile {
-                bytes: &packed,
-                compressed: true,
-            },
-            TrialsFile {
-                bytes: RUN.as_bytes(),
-                compressed: false,
-            },
-        ];
-        let chunk = TrialsChunk::read(&files, &questions());
+        let files = Files::new("groups", &[(&packed, true), (RUN.as_bytes(), false)]);
+        let chunk = files.read(None);
         assert_eq!(chunk.num_runs(), 2);
         for run in 0..2 {
             assert_eq!(chunk.careful(run), None);
+            assert!(!chunk.is_current(run));
             assert_eq!(chunk.counts(run), vec![1, 2]);
             assert_eq!(
                 chunk.line(run, 1, 1),
@@ -541,6 +683,41 @@ mod tests {
         }
         assert_eq!(chunk.answers(1, &[0, 1]), vec!["b1", "b2", "b1", "b2"]);
         assert_eq!(chunk.answers(0, &[1]), vec!["aあ"]);
+    }
+
+    #[test]
+    fn hashes_each_file_and_skips_the_current_ones() {
+        let packed = compress(RUN.as_bytes());
+        let files = Files::new("hashes", &[(&packed, true), (b"", false)]);
+        let chunk = files.read(None);
+        let hash = chunk.input_hash(0).unwrap().to_string();
+        assert_eq!(hash, sha1_hex(&packed));
+        // The SHA-1 of no bytes, as hashlib gives it.
+        let empty = "da39a3ee5e6b4b0d3255bfef95601890afd80709";
+        assert_eq!(chunk.input_hash(1), Some(empty));
+        assert_eq!(sha1_hex(b"abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        let chunk = files.read(Some(&hash));
+        assert!(chunk.is_current(0));
+        assert_eq!(chunk.input_hash(0), None);
+        assert!(chunk.counts(0).is_empty());
+        assert!(!chunk.is_current(1));
+        assert_eq!(chunk.careful(1), Some((Careful::NoAnswers, &b""[..])));
+    }
+
+    #[test]
+    fn reports_a_file_it_cannot_read() {
+        let files = Files::new("unreadable", &[]);
+        let missing = files.dir.join("missing.jsonl");
+        let file = TrialsFile {
+            path: &missing,
+            compressed: false,
+            current_hash: None,
+        };
+        let chunk = TrialsChunk::read(&[file], &questions());
+        assert_eq!(chunk.read_error(0), Some(libc::ENOENT));
+        assert_eq!(chunk.input_hash(0), None);
+        assert_eq!(chunk.careful(0), None);
+        assert!(!chunk.is_current(0));
     }
 
     #[test]
@@ -573,46 +750,23 @@ mod tests {
             (unknown.as_bytes(), false, Careful::UnknownQuestion),
         ];
         for (bytes, compressed, expected) in cases {
-            let chunk = TrialsChunk::read(&[TrialsFile { bytes, compressed }], &questions());
-            assert_eq!(chunk.careful(0), Some(expected));
+            let chunk = Files::new("careful", &[(bytes, compressed)]).read(None);
+            assert_eq!(chunk.careful(0), Some((expected, bytes)));
             assert!(chunk.counts(0).is_empty());
         }
-        let chunk = TrialsChunk::read(
-            &[TrialsFile {
-                bytes: carriage.as_bytes(),
-                compressed: false,
-            }],
-            &questions(),
-        );
-        assert_eq!(chunk.careful(0), Some(Careful::CarriageReturn));
+        let chunk = Files::new("carriage", &[(carriage.as_bytes(), false)]).read(None);
+        let why = chunk.careful(0).map(|(why, _)| why);
+        assert_eq!(why, Some(Careful::CarriageReturn));
         // A final carriage return ends the last line for both readers.
-        let chunk = TrialsChunk::read(
-            &[TrialsFile {
-                bytes: b"{\"question\": \"Q one\", \"answer\": \"a\"}\r",
-                compressed: false,
-            }],
-            &questions(),
-        );
+        let last = b"{\"question\": \"Q one\", \"answer\": \"a\"}\r";
+        let chunk = Files::new("last", &[(last, false)]).read(None);
         assert_eq!(chunk.careful(0), None);
     }
 
     #[test]
     fn scores_each_question_over_the_chunk_as_one_batch() {
-        let files = [
-            TrialsFile {
-                bytes: RUN.as_bytes(),
-                compressed: false,
-            },
-            TrialsFile {
-                bytes: b"",
-                compressed: false,
-            },
-            TrialsFile {
-                bytes: RUN.as_bytes(),
-                compressed: false,
-            },
-        ];
-        let chunk = TrialsChunk::read(&files, &questions());
+        let run = (RUN.as_bytes(), false);
+        let chunk = Files::new("scores", &[run, (b"", false), run]).read(None);
         let references = vec!["b1 b2".to_string(), "b2".to_string()];
         let source = Source {
             key: "R",

@@ -1,11 +1,13 @@
 //! `TrialsChunk`: the runs of a chunk of `eval` read by pfgen_core::trials_chunk (the GIL
 //! released), and their scores once each question is scored (`QuestionScorer.score_chunk`).
 
+use std::path::PathBuf;
+
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use pfgen_core::pfgen::trials_chunk::{Careful, ChunkError, TrialsFile};
+use pfgen_core::pfgen::trials_chunk::{ChunkError, TrialsFile};
 
 use pfgen_core::common::py_sum::SumMode;
 
@@ -20,21 +22,25 @@ pub struct TrialsChunk {
 
 #[pymethods]
 impl TrialsChunk {
-    /// Reads `files` (each a trials file's bytes as stored; `compressed[i]`: file i is .xz)
-    /// against the data's question texts `questions` (questions are numbered in this order).
+    /// Reads and hashes the trials files at `paths` (`compressed[i]`: file i is .xz) and reads
+    /// the answers of those whose hash is not `current_hashes[i]`, against the data's question
+    /// texts `questions` (questions are numbered in this order).
     #[new]
     fn new(
         py: Python<'_>,
-        files: Vec<Bound<'_, PyBytes>>,
+        paths: Vec<PathBuf>,
         compressed: Vec<bool>,
+        current_hashes: Vec<Option<String>>,
         questions: Vec<String>,
     ) -> Self {
-        let files: Vec<TrialsFile> = files
+        let files: Vec<TrialsFile> = paths
             .iter()
             .zip(compressed)
-            .map(|(bytes, compressed)| TrialsFile {
-                bytes: bytes.as_bytes(),
+            .zip(&current_hashes)
+            .map(|((path, compressed), current_hash)| TrialsFile {
+                path,
                 compressed,
+                current_hash: current_hash.as_deref(),
             })
             .collect();
         let inner =
@@ -42,15 +48,28 @@ impl TrialsChunk {
         TrialsChunk { inner }
     }
 
-    /// Why run `run` is left to the caller's reader (a short name), or None when it was read.
-    fn careful(&self, run: usize) -> Option<&'static str> {
-        self.inner.careful(run).map(|careful| match careful {
-            Careful::NoAnswers => "no answers",
-            Careful::NotOneXzStream => "not one .xz stream",
-            Careful::CarriageReturn => "carriage return",
-            Careful::OddLine => "odd line",
-            Careful::UnknownQuestion => "unknown question",
-        })
+    /// Run `run`'s input hash (SHA-1 of its file, hexadecimal), or None when it is current or
+    /// its file could not be read.
+    fn input_hash(&self, run: usize) -> Option<&str> {
+        self.inner.input_hash(run)
+    }
+
+    /// Whether run `run`'s file has its current result's hash (it was not read further).
+    fn is_current(&self, run: usize) -> bool {
+        self.inner.is_current(run)
+    }
+
+    /// The system's error number when run `run`'s file could not be read, else None.
+    fn read_error(&self, run: usize) -> Option<i32> {
+        self.inner.read_error(run)
+    }
+
+    /// The file's bytes as stored of run `run` when it is left to the caller's reader (else
+    /// None).
+    fn careful_bytes<'py>(&self, py: Python<'py>, run: usize) -> Option<Bound<'py, PyBytes>> {
+        self.inner
+            .careful(run)
+            .map(|(_, bytes)| PyBytes::new(py, bytes))
     }
 
     /// The number of answers of run `run` to each question (empty for a run not read).
