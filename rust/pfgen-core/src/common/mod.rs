@@ -8,4 +8,6 @@ pub mod py_float;
 pub mod py_json;
 pub mod py_sum;
 #[cfg(test)]
+pub(crate) mod test_dir;
+#[cfg(test)]
 pub(crate) mod test_texts;

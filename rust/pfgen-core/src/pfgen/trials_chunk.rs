@@ -587,6 +587,7 @@ fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::test_dir::TestDir;
     use crate::pfgen::helpfulness::WeightedRule;
     use crate::pfgen::reference::Source;
 
@@ -609,27 +610,21 @@ mod tests {
         vec!["Q one".to_string(), "Q two".to_string()]
     }
 
-    /// Trials files written to a temporary directory (removed on drop).
+    /// Trials files written to a temporary directory.
     struct Files {
-        dir: std::path::PathBuf,
+        dir: TestDir,
         files: Vec<(std::path::PathBuf, bool)>,
     }
 
     impl Files {
         /// `contents`: each file's bytes and whether it is compressed.
         fn new(name: &str, contents: &[(&[u8], bool)]) -> Files {
-            let dir = std::env::temp_dir().join(format!(
-                "pfgen-chunk-{name}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).expect("temporary directory");
+            let dir = TestDir::new(&format!("chunk-{name}"));
             let files = contents
                 .iter()
                 .enumerate()
                 .map(|(number, &(bytes, compressed))| {
-                    let path = dir.join(format!("trials{number}.jsonl"));
+                    let path = dir.path().join(format!("trials{number}.jsonl"));
                     std::fs::write(&path, bytes).expect("a trials file");
                     (path, compressed)
                 })
@@ -648,12 +643,6 @@ mod tests {
                 })
                 .collect();
             TrialsChunk::read(&files, &questions())
-        }
-    }
-
-    impl Drop for Files {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 
@@ -707,7 +696,7 @@ mod tests {
     #[test]
     fn reports_a_file_it_cannot_read() {
         let files = Files::new("unreadable", &[]);
-        let missing = files.dir.join("missing.jsonl");
+        let missing = files.dir.path().join("missing.jsonl");
         let file = TrialsFile {
             path: &missing,
             compressed: false,

@@ -978,28 +978,8 @@ fn list_ngrams(share: &RankedShare, n: usize, narrow_bits: u32, lists: &mut Pend
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::test_dir::TestDir;
     use std::collections::{HashMap, HashSet};
-
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let dir = std::env::temp_dir().join(format!(
-                "pfgen-rare-{name}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).expect("temporary directory");
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 
     /// The definition, directly: document frequencies of character n-grams in a hash map.
     fn naive(candidates: &[String], n: usize, min_count: u32) -> Vec<bool> {
@@ -1060,8 +1040,8 @@ mod tests {
         budget: usize,
         batch_size: usize,
     ) -> RareNgramResult {
-        let dir = TempDir::new(&format!("{n}-{min_count}-{budget}-{batch_size}"));
-        let mut counter = RareNgramCounter::new(n, min_count, &dir.0, budget).expect("counter");
+        let dir = TestDir::new(&format!("rare-{n}-{min_count}-{budget}-{batch_size}"));
+        let mut counter = RareNgramCounter::new(n, min_count, dir.path(), budget).expect("counter");
         for batch in candidates.chunks(batch_size) {
             counter.add(batch).expect("add");
         }
@@ -1199,8 +1179,8 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_an_error_and_adds_nothing() {
-        let dir = TempDir::new("utf8");
-        let mut counter = RareNgramCounter::new(2, 2, &dir.0, 1 << 30).expect("counter");
+        let dir = TestDir::new("rare-utf8");
+        let mut counter = RareNgramCounter::new(2, 2, dir.path(), 1 << 30).expect("counter");
         counter.add(&["fine"]).expect("valid");
         let bad: [&[u8]; 2] = [b"fine", b"\xff"];
         assert!(matches!(
@@ -1261,25 +1241,25 @@ mod tests {
 
     #[test]
     fn rejects_bad_settings() {
-        let dir = TempDir::new("bad-settings");
+        let dir = TestDir::new("rare-bad-settings");
         assert!(matches!(
-            RareNgramCounter::new(0, 2, &dir.0, 0),
+            RareNgramCounter::new(0, 2, dir.path(), 0),
             Err(RareNgramError::InvalidN(0))
         ));
         assert!(matches!(
-            RareNgramCounter::new(6, 2, &dir.0, 0),
+            RareNgramCounter::new(6, 2, dir.path(), 0),
             Err(RareNgramError::InvalidN(6))
         ));
         assert!(matches!(
-            RareNgramCounter::new(5, 0, &dir.0, 0),
+            RareNgramCounter::new(5, 0, dir.path(), 0),
             Err(RareNgramError::InvalidMinCount)
         ));
     }
 
     #[test]
     fn unwritable_spill_directory_is_an_error() {
-        let dir = TempDir::new("gone");
-        let missing = dir.0.join("missing");
+        let dir = TestDir::new("rare-gone");
+        let missing = dir.path().join("missing");
         let mut counter = RareNgramCounter::new(2, 2, &missing, 1 << 30).expect("counter");
         counter
             .add(&["abcdef"])
