@@ -453,21 +453,24 @@ fn read_run(
     if bytes.is_empty() {
         return Err((Careful::NoAnswers, bytes));
     }
-    let text = if compressed {
-        match decompress_xz(&bytes) {
-            Some(text) => text,
-            None => return Err((Careful::NotOneXzStream, bytes)),
-        }
-    } else {
-        bytes.clone()
-    };
+    if !compressed {
+        return run_lines(bytes, index);
+    }
+    match decompress_xz(&bytes) {
+        Some(text) => run_lines(text, index).map_err(|(why, _)| (why, bytes)),
+        None => Err((Careful::NotOneXzStream, bytes)),
+    }
+}
+
+/// A text's lines read and grouped, or why not (with the text).
+fn run_lines(text: Vec<u8>, index: &HashMap<&str, usize>) -> Result<RunLines, (Careful, Vec<u8>)> {
     match group_lines(&text, index) {
         Ok((lines, by_question)) => Ok(RunLines {
             text,
             lines,
             by_question,
         }),
-        Err(why) => Err((why, bytes)),
+        Err(why) => Err((why, text)),
     }
 }
 
