@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import lzma
 import math
+import os
+import random
 import shutil
 import struct
 import subprocess
@@ -138,11 +140,54 @@ def test_reference_sums_match_this_interpreter(values: list[float]) -> None:
     assert same_float(mine, float(sum(values)))
 
 
-@pytest.mark.skipif(sys.version_info < (3, 12), reason="sum() compensates from Python 3.12")
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(floats, max_size=30))
-def test_default_py_sum_is_this_interpreters_sum(values: list[float]) -> None:
-    assert same_float(_core.py_sum(values), float(sum(values)))
+def compensating_python() -> str | None:
+    """An interpreter of this machine whose `sum()` compensates (Python >= 3.12): this one, one
+    on the PATH, or one of pyenv's versions; None if there is none."""
+    candidates = [sys.executable, shutil.which("python3.13"), shutil.which("python3.12")]
+    pyenv_versions = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates += [str(path) for path in sorted(pyenv_versions.glob("3.1[2-9]*/bin/python3"))]
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        check = [candidate, "-c", "import sys; sys.exit(sys.version_info < (3, 12))"]
+        if subprocess.run(check, capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def test_default_py_sum_is_a_real_python_312_sum() -> None:
+    """The default `py_sum` against `sum()` of an actual Python >= 3.12, whatever runs the
+    tests: lists of ordinary, tiny, huge, signed-zero, infinite and NaN values."""
+    python = compensating_python()
+    if python is None:
+        pytest.skip("no Python >= 3.12 on this machine")
+    rng = random.Random(12)
+    specials = [0.0, -0.0, 1e308, -1e308, 1e-308, 5e-324, math.inf, -math.inf, math.nan, 0.1]
+    lists = [
+        [
+            rng.choice(specials)
+            if rng.random() < 0.2
+            else rng.uniform(-1, 1) * 10 ** rng.randint(-20, 20)
+            for _ in range(rng.randint(0, 30))
+        ]
+        for _ in range(5000)
+    ]
+    summing = (
+        "import sys\n"
+        "for line in sys.stdin:\n"
+        "    print(float(sum(map(float.fromhex, line.split()))).hex())\n"
+    )
+    done = subprocess.run(
+        [python, "-c", summing],
+        input="".join(" ".join(value.hex() for value in values) + "\n" for values in lists),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sums = [float.fromhex(line) for line in done.stdout.splitlines()]
+    assert len(sums) == len(lists)
+    for values, expected in zip(lists, sums, strict=True):
+        assert same_float(_core.py_sum(values), expected), values
 
 
 def test_the_two_sums_differ_where_expected() -> None:
