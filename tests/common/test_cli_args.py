@@ -15,6 +15,8 @@ from pfgen_fast.common.cli_args import (
     add_json_argument,
     add_paths_argument,
     input_paths,
+    non_negative_int,
+    positive_int,
 )
 
 
@@ -33,6 +35,24 @@ def test_arguments_parse_and_default() -> None:
     defaults = parser().parse_args([])
     assert defaults.paths == [] and defaults.data is None and not defaults.json
     assert defaults.jobs >= 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "minimum"),
+    [
+        (positive_int, "0", 1),
+        (positive_int, "x", 1),
+        (non_negative_int, "-1", 0),
+        (non_negative_int, "1.5", 0),
+    ],
+)
+def test_whole_numbers_below_their_minimum_are_refused(kind, text: str, minimum: int) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=f"whole number of at least {minimum}"):
+        kind(text)
+
+
+def test_whole_numbers_at_their_minimum_are_taken() -> None:
+    assert (positive_int("1"), positive_int(" 7 "), non_negative_int("0")) == (1, 7, 0)
 
 
 def test_help_names_the_defaults() -> None:

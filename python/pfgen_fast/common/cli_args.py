@@ -43,26 +43,25 @@ def input_paths(patterns: list[str], defaults: Sequence[str], console: Console) 
     return paths
 
 
-def positive_int(text: str) -> int:
-    """An argument type: a whole number of at least 1."""
+def whole_number(text: str, minimum: int) -> int:
+    """`text` as a whole number of at least `minimum`, else an argparse type error."""
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 1")
+        value = minimum - 1
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least {minimum}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argument type: a whole number of at least 1."""
+    return whole_number(text, 1)
 
 
 def non_negative_int(text: str) -> int:
     """An argument type: a whole number of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 0")
-    return value
+    return whole_number(text, 0)
 
 
 def positive_float(text: str) -> float:
