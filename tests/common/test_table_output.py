@@ -12,9 +12,7 @@ from rich.console import Console
 
 from pfgen_fast.common.tables import print_table
 
-cells = st.one_of(
-    st.text(max_size=60), st.integers(), st.floats(allow_nan=False), st.none()
-)
+cells = st.one_of(st.text(max_size=60), st.integers(), st.floats(allow_nan=False), st.none())
 
 
 @settings(max_examples=100, deadline=None)

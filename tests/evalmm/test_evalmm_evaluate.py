@@ -45,12 +45,24 @@ def judge(path: str, request: dict[str, Any]) -> Reply:
 @pytest.fixture()
 def result(tmp_path: Path) -> Path:
     result = tmp_path / "result"
-    write_run(result, "ja-vg-vqa-500", "model-a", [
-        prediction(0, "猫がいます", "猫がいます"), prediction(1, "犬", "猫がいる"),
-    ])
-    write_run(result, "ja-vg-vqa-500", "model-b", [
-        prediction(0, "猫です", "猫がいます"), prediction(1, "猫です", "猫がいる"),
-    ])
+    write_run(
+        result,
+        "ja-vg-vqa-500",
+        "model-a",
+        [
+            prediction(0, "猫がいます", "猫がいます"),
+            prediction(1, "犬", "猫がいる"),
+        ],
+    )
+    write_run(
+        result,
+        "ja-vg-vqa-500",
+        "model-b",
+        [
+            prediction(0, "猫です", "猫がいます"),
+            prediction(1, "猫です", "猫がいる"),
+        ],
+    )
     write_run(result, "jdocqa", "model-a", [prediction(0, "はい", "はい")])
     return result  # fmt: skip
 

@@ -196,7 +196,7 @@ def test_cli(tmp_path: Path) -> None:
     result = run_cli("mm", "score", "--metric", "jawildtext-receipt-kie", str(source),
                      cwd=tmp_path)  # fmt: skip
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr.startswith('error: ') and 'in.jsonl:3: field "ref"' in result.stderr
+    assert result.stderr.startswith("error: ") and 'in.jsonl:3: field "ref"' in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     source.write_text(json.dumps({"ref": "3", "pred": "The answer is 3."}) + "\n")
     result = run_cli("mm", "score", "--metric", "mathvista", "--json", str(source), cwd=tmp_path)

@@ -226,4 +226,3 @@ def test_normalisation_steps_equal_the_plain_ones(text: str) -> None:
     plain = "".join(c for c in text if not emoji.is_emoji(c))
     plain = re.sub(reference._RANGES, "", plain)
     assert remove_emoji(text) == plain
-

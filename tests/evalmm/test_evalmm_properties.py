@@ -22,9 +22,7 @@ PIECES = [
     "(", ")", "A", "b", "C", "d", "E", ".", "Ｄ", "答えは", "猫", "{", "}", "\\boxed{", "```json",
     "```", '"score"', '"score_gpt"', ":", ",", "7", "8.5", '"9"', "\x07", "\n", "٣", "３",
 ]  # fmt: skip
-texts = st.one_of(
-    st.lists(st.sampled_from(PIECES), max_size=14).map("".join), st.text(max_size=10)
-)
+texts = st.one_of(st.lists(st.sampled_from(PIECES), max_size=14).map("".join), st.text(max_size=10))
 
 
 @settings(max_examples=300, deadline=None)

@@ -221,4 +221,3 @@ def heron_aggregate(scores: Sequence[dict[str, int] | None], docs: Sequence[Doc]
     if len(pairs) != len(scores):
         metrics["judge_errors"] = len(scores) - len(pairs)
     return {"overall_score": metrics["overall_rel"], "details": dict(metrics)}
-

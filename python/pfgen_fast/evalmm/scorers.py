@@ -200,9 +200,7 @@ register(
     )
 )
 register(
-    Scorer(
-        "jic-vqa", per_item(match.contains), by_docs(aggregates.by_domain), (("domain", str),)
-    )
+    Scorer("jic-vqa", per_item(match.contains), by_docs(aggregates.by_domain), (("domain", str),))
 )
 register(
     Scorer(

@@ -121,9 +121,7 @@ def add_pointwise_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "runs", nargs="+", type=Path, metavar="RUN", help="pfgen-bench run directories"
     )
-    parser.add_argument(
-        "--data", type=Path, help=f"pfgen-bench data/ (default: {DATA_DEFAULT})"
-    )
+    parser.add_argument("--data", type=Path, help=f"pfgen-bench data/ (default: {DATA_DEFAULT})")
     parser.add_argument("--trials", type=positive_int, help="the first N trials of each question")
     parser.add_argument("--plot", type=Path, help="draw the scatter plot into a .png or .svg")
     add_output_arguments(parser, "ratings.jsonl, summary.json and replies.jsonl")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pfgen_fast.pfgen.data import Question
     from pfgen_fast.pfgen.scorer import ReferenceData
 
+
 @dataclass(frozen=True)
 class Trials:
     """The answers of one trials file and the line number of each."""

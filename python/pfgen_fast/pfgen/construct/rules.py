@@ -129,5 +129,3 @@ def load_ng_rules(path: Path, question_ids: set[str]) -> dict[str, list[str]]:
             raise DataError(f"{where}: must be a list of regular expressions")
         loaded[question_id] = [check_pattern(p, f"{where}[{i}]") for i, p in enumerate(patterns)]
     return loaded
-
-
