@@ -241,22 +241,23 @@ def docs_by_task(values: list[str]) -> dict[str, Path]:
 
 
 def run_leaderboard(args: argparse.Namespace) -> int:
-    from pfgen_fast.evalmm import evaluate
+    from pfgen_fast.evalmm import leaderboard
+    from pfgen_fast.evalmm.evaluate import EVALUATION
 
     results = {}
-    for folder in sorted(args.result_dir.glob(f"*/*/{evaluate.EVALUATION}")):
-        results[(folder.parent.parent.name, folder.parent.name)] = evaluate.read_evaluation(
+    for folder in sorted(args.result_dir.glob(f"*/*/{EVALUATION}")):
+        results[(folder.parent.parent.name, folder.parent.name)] = leaderboard.read_evaluation(
             folder.parent
         )
     if not results:
-        raise PfgenError(f"{args.result_dir}: no <task>/<model>/{evaluate.EVALUATION} found")
+        raise PfgenError(f"{args.result_dir}: no <task>/<model>/{EVALUATION} found")
     show_leaderboard(results, args.table)
     return 0
 
 
 def show_leaderboard(results: dict[tuple[str, str], dict[str, Any]], table: Path | None) -> None:
     from pfgen_fast.common.tables import print_table, write_table
-    from pfgen_fast.evalmm.evaluate import leaderboard_rows
+    from pfgen_fast.evalmm.leaderboard import leaderboard_rows
 
     if not results:
         return

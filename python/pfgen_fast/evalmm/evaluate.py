@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
@@ -144,30 +142,3 @@ def score_run(
 def write_run(run: Run, evaluation: dict[str, Any]) -> None:
     write_atomically(run.folder / PREDICTIONS, b"".join(dumps_line(line) for line in run.lines))
     write_atomically(run.folder / EVALUATION, dumps_line(evaluation))
-
-
-def leaderboard_rows(
-    results: dict[tuple[str, str], dict[str, Any]],
-) -> tuple[list[str], list[list[Any]]]:
-    """One row per model, one column per task and metric (overall scores)."""
-    columns = sorted({(task, metric) for (task, _), ev in results.items() for metric in ev})
-    models = sorted({model for _, model in results})
-    rows = []
-    for model in models:
-        row: list[Any] = [model]
-        for task, metric in columns:
-            aggregate = results.get((task, model), {}).get(metric)
-            row.append(None if aggregate is None else aggregate["overall_score"])
-        rows.append(row)
-    return ["model"] + [f"{task}/{metric}" for task, metric in columns], rows
-
-
-def read_evaluation(folder: Path) -> dict[str, Any]:
-    path = folder / EVALUATION
-    try:
-        value = orjson.loads(path.read_bytes().strip() or b"{}")
-    except (OSError, orjson.JSONDecodeError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from None
-    if not isinstance(value, dict):
-        raise InputError(f"{path}: expected a JSON object")
-    return value

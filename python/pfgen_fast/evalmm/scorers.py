@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.evalmm import aggregates, judges, match, mathvista, mmmu, ocr, receipt_kie
+from pfgen_fast.evalmm import aggregate, judges, match, mathvista, mmmu, ocr, receipt_kie
 
 Doc = dict[str, Any]
 Aggregate = dict[str, Any]
@@ -61,7 +61,7 @@ def per_item(function: Callable[[Any, str], Any]) -> Callable[[Batch], list[Any]
 
 
 def simple(key: str) -> Callable[[list[Any], Batch], Aggregate]:
-    return lambda scores, _batch: aggregates.simple(key, scores)
+    return lambda scores, _batch: aggregate.simple(key, scores)
 
 
 def by_docs(
@@ -94,7 +94,7 @@ def score_jdocqa(batch: Batch) -> list[Any]:
 
 
 def check_jdocqa_type(doc: Doc, where: str) -> None:
-    if doc["answer_type"] not in aggregates.JDOCQA_TYPES:
+    if doc["answer_type"] not in aggregate.JDOCQA_TYPES:
         raise InputError(f'{where}: field "answer_type": expected 0, 1, 2 or 3')
 
 
@@ -194,19 +194,19 @@ register(
     Scorer(
         "jdocqa",
         score_jdocqa,
-        by_docs(aggregates.jdocqa),
+        by_docs(aggregate.jdocqa),
         fields=(("answer_type", int),),
         check=check_jdocqa_type,
     )
 )
 register(
-    Scorer("jic-vqa", per_item(match.contains), by_docs(aggregates.by_domain), (("domain", str),))
+    Scorer("jic-vqa", per_item(match.contains), by_docs(aggregate.by_domain), (("domain", str),))
 )
 register(
     Scorer(
         "mecha-ja",
         per_item(match.contains),
-        by_docs(aggregates.mecha_ja),
+        by_docs(aggregate.mecha_ja),
         fields=(("answer_type", int), ("background_text", (str, type(None))), ("question_id", str)),
     )
 )
@@ -216,7 +216,7 @@ register(
     Scorer(
         "blink",
         per_item(match.blink_match),
-        lambda scores, _batch: aggregates.with_counts(scores),
+        lambda scores, _batch: aggregate.with_counts(scores),
     )
 )
 register(Scorer("jawildtext-handwriting-ocr", score_handwriting, simple("cer_similarity")))
