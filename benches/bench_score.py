@@ -47,7 +47,7 @@ REFERENCE_ANSWERS_PER_QUESTION = 40
 SINGLE_CALL_ANSWERS = 40
 # pfgen_fast's times: the best of this many runs.
 ROUNDS = 3
-# The targets.
+# The targets.
 TARGET_BUILD_SECONDS = 2.0
 TARGET_BULK_PER_SECOND = 150_000
 TARGET_CLI_PER_SECOND = 50_000

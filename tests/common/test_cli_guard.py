@@ -1,4 +1,4 @@
-"""The CLI's guard: every command, given bad inputs (the issue's, random bytes, truncated xz,
+"""The CLI's guard: every command, given bad inputs (those users met, random bytes, truncated xz,
 wrong JSON types), ends with a one-line error and never a traceback; an unexpected exception
 becomes one line naming the command line and where to report it, the traceback only with
 --debug."""
