@@ -191,12 +191,333 @@ def mecha_ja(folder: Path) -> Path:
     return write_repo(folder, {"default": {"test": columns}}, images=("image",))
 
 
+def japanese_heron_bench(folder: Path) -> Path:
+    columns = {
+        "question_id": [1, 2, 3],
+        "image": [make_image(30), make_image(31, fmt="JPEG"), make_image(32, mode="L")],
+        "text": ["写真について説明してください。", "<image>何が写っていますか？", "色は？"],
+        "context": ["公園の写真", "駅の写真", "花の写真"],
+        "category": ["detail", "conv", "complex"],
+        "answer": [
+            {"gpt-4-0125-preview": "公園です。", "claude-3-opus-20240229": "公園"},
+            {"gpt-4-0125-preview": "電車です。", "claude-3-opus-20240229": "電車"},
+            {"gpt-4-0125-preview": "赤です。", "claude-3-opus-20240229": "赤"},
+        ],
+    }
+    return write_repo(folder, {"default": {"train": columns}}, images=("image",))
+
+
+def ja_multi_image_vqa(folder: Path) -> Path:
+    columns = {
+        "images": [[make_image(40), make_image(41, fmt="JPEG")], [make_image(42)]],
+        "question": ["<image> <image> 二つの画像の違いは？", "<image>この画像は何？<image>"],
+        "answer": ["色が違う", "犬"],
+        "page_url": ["a", "b"],
+    }
+    return write_repo(folder, {"default": {"test": columns}}, image_lists=("images",))
+
+
+def jdocqa(folder: Path) -> Path:
+    columns = {
+        "question_id": [7, 8, 9],
+        "question": ["この文書の題名は？", "はいかいいえで答えて。", "何年ですか？"],
+        "answer": ["報告書", "はい", "2020年"],
+        "answer_type": [3, 0, 2],
+        "image_0": [make_image(50), make_image(51), make_image(52)],
+        "image_1": [make_image(53, fmt="JPEG"), None, make_image(54)],
+        "image_2": [None, None, make_image(55)],
+        "image_3": [None, None, None],
+    }
+    return write_repo(
+        folder,
+        {"default": {"test": columns}},
+        images=("image_0", "image_1", "image_2", "image_3"),
+    )
+
+
+def llava_bench_in_the_wild(folder: Path) -> Path:
+    columns = {
+        "question_id": [0, 1],
+        "question": ["What is unusual about this image?", "Describe the photo."],
+        "image": [make_image(60, fmt="JPEG"), make_image(61)],
+        "caption": ["c0", "c1"],
+        "gpt_answer": ["A man ironing.", "A sunny beach."],
+        "category": ["complex", "detail"],
+        "image_id": ["001", "002"],
+    }
+    return write_repo(folder, {"default": {"train": columns}}, images=("image",))
+
+
+def jic_vqa(folder: Path) -> Path:
+    """The parquet file scripts/prepare_jic_vqa.py writes, as folder/jic_vqa.parquet."""
+    columns = {
+        "url": [b"https://example.com/a.jpg", b"https://example.com/b.jpg"],
+        "input_text": ["この花の名前は？", "この食べ物は何ですか？"],
+        "answer": ["桜", "寿司"],
+        "image": [make_image(70, (224, 224), fmt="JPEG"), make_image(71, (224, 224), fmt="JPEG")],
+        "question_id": [1001, 1002],
+        "domain": ["jaflower30", "jafood101"],
+    }
+    write_table(folder / "jic_vqa.parquet", columns, images=("image",))
+    return folder
+
+
+def mmmlu(folder: Path) -> Path:
+    def columns(language: str) -> Columns:
+        return {
+            "Unnamed: 0": [0, 1],
+            "Question": [f"{language}: 1+1は？", f"{language}: 日本の首都は？"],
+            "A": ["1", "大阪"],
+            "B": ["2", "東京"],
+            "C": ["3", "京都"],
+            "D": ["4", "札幌"],
+            "Answer": ["B", "B"],
+            "Subject": ["math", "geography"],
+        }
+
+    configs = {
+        "default": {"test": columns("all")},
+        "FR_FR": {"test": columns("fr")},
+        "JA_JP": {"test": columns("ja")},
+    }
+    return write_repo(folder, configs)
+
+
+def cc_ocr(folder: Path) -> Path:
+    def columns(kind: str) -> Columns:
+        return {
+            "index": [0, 1, 2, 3],
+            "l2-category": ["Japanese", "Korean", "Japanese", "French"],
+            "question": [f"{kind}: 画像の文字を読んで", "q", f"{kind}: 文字を全部", "q"],
+            "answer": ["こんにちは", "x", "さようなら", "y"],
+            "image": [
+                base64_text(make_image(80)),
+                base64_text(make_image(81)),
+                base64_text(make_image(82, fmt="JPEG")),
+                base64_text(make_image(83)),
+            ],
+        }
+
+    configs = {"doc_parsing": {"test": columns("doc")}, "multi_lan_ocr": {"test": columns("ocr")}}
+    return write_repo(folder, configs)
+
+
+def cvqa(folder: Path) -> Path:
+    columns = {
+        "image": [make_image(90 + i, fmt="JPEG" if i % 2 else "PNG") for i in range(4)],
+        "ID": ["a", "b", "c", "d"],
+        "Subset": [
+            "('Japanese', 'Japan')",
+            "('Korean', 'South Korea')",
+            "('Japanese', 'Japan')",
+            "('Japanese', 'Japan')",
+        ],
+        "Question": ["これは何？", "q", "どこ？", "いつ？"],
+        "Translated Question": ["What?", "q", "Where?", "When?"],
+        "Options": [["寿司", "天ぷら", "蕎麦", "うどん"], ["a", "b", "c", "d"]]
+        + [["東", "西", "南", "北"]] * 2,
+        "Translated Options": [["s", "t", "so", "u"], ["a", "b", "c", "d"]]
+        + [["e", "w", "s", "n"]] * 2,
+        "Label": [2, 0, 3, 0],
+        "Category": ["food", "x", "place", "time"],
+    }
+    return write_repo(folder, {"default": {"test": columns}}, images=("image",))
+
+
+def ai2d(folder: Path) -> Path:
+    columns = {
+        "question": ["Which label shows the sun?", "What eats grass?"],
+        "options": [["A", "B", "C", "D"], ["cow", "lion", "grass"]],
+        "answer": ["2", "0"],
+        "image": [make_image(100), make_image(101, fmt="JPEG")],
+    }
+    return write_repo(folder, {"default": {"test": columns}}, images=("image",))
+
+
+BLINK_CONFIGS = [
+    "Art_Style",
+    "Counting",
+    "Forensic_Detection",
+    "Functional_Correspondence",
+    "IQ_Test",
+    "Jigsaw",
+    "Multi-view_Reasoning",
+    "Object_Localization",
+    "Relative_Depth",
+    "Relative_Reflectance",
+    "Semantic_Correspondence",
+    "Spatial_Relation",
+    "Visual_Correspondence",
+    "Visual_Similarity",
+]
+
+
+def blink(folder: Path) -> Path:
+    configs = {}
+    for c, config in enumerate(sorted(BLINK_CONFIGS)):
+        rows = 1 + c % 2
+        images = [[make_image(110 + c * 4 + n) for _ in range(rows)] for n in range(4)]
+        columns = {
+            "idx": [f"val_{config}_{r}" for r in range(rows)],
+            "question": [f"{config} question {r}" for r in range(rows)],
+            "sub_task": [config] * rows,
+            "image_1": images[0],
+            "image_2": images[1] if c % 3 else [None] * rows,
+            "image_3": images[2] if c % 3 == 2 else [None] * rows,
+            "image_4": [None] * rows,
+            "choices": [["(A) left", "(B) right"]] * rows,
+            "answer": ["(A)", "B"][:rows],
+            "prompt": [f"{config}?\nSelect from the following choices.\n(A) left\n(B) right"]
+            * rows,
+            "explanation": [""] * rows,
+        }
+        configs[config] = {"val": columns, "test": columns}
+    image_columns = ("image_1", "image_2", "image_3", "image_4")
+    return write_repo(folder, configs, images=image_columns)
+
+
+def docvqa_repo(folder: Path) -> Path:
+    def columns(kind: str, offset: int) -> Columns:
+        return {
+            "questionId": [f"{offset}", f"{offset + 1}"],
+            "question": [f"{kind}: what is the date?", f"{kind}: who signed?"],
+            "question_types": [["handwritten"], ["layout"]],
+            "image": [make_image(offset % 200), make_image(offset % 200 + 1, fmt="JPEG")],
+            "docId": [offset, offset],
+            "ucsf_document_id": ["x", "y"],
+            "ucsf_document_page_no": ["1", "2"],
+            "answers": [["1/2/1990", "Jan 2 1990"], ["Smith"]],
+            "data_split": ["val", "val"],
+        }
+
+    configs = {
+        "DocVQA": {"validation": columns("doc", 120), "test": columns("doctest", 130)},
+        "InfographicVQA": {"validation": columns("info", 140), "test": columns("infotest", 150)},
+    }
+    return write_repo(folder, configs, images=("image",))
+
+
+def textvqa(folder: Path) -> Path:
+    columns = {
+        "image_id": ["i1", "i2"],
+        "question_id": [34602, 34603],
+        "question": ["what is the brand?", "what time is it?"],
+        "question_tokens": [["what", "is"], ["what", "time"]],
+        "image": [make_image(160, fmt="JPEG"), make_image(161)],
+        "answers": [["nokia"] * 3 + ["toshiba"], ["noon", "12:00"]],
+        "ocr_tokens": [["nokia"], ["12"]],
+    }
+    return write_repo(folder, {"default": {"validation": columns}}, images=("image",))
+
+
+def okvqa(folder: Path) -> Path:
+    columns = {
+        "question_id": ["2971475", "5766825"],
+        "question": ["What sport can you use this for?", "Name the type of plant this is?"],
+        "image": [make_image(170), make_image(171, fmt="JPEG")],
+        "answers": [["race", "race", "motocross", "race", "motocross"], ["ivy"] * 10],
+        "answer_type": ["other", "other"],
+    }
+    return write_repo(folder, {"default": {"val2014": columns}}, images=("image",))
+
+
+def chartqa(folder: Path) -> Path:
+    columns = {
+        "type": ["human_test", "augmented_test"],
+        "question": ["How many bars are there?", "What is the highest value?"],
+        "answer": ["4", "12.5"],
+        "image": [make_image(180), make_image(181)],
+    }
+    return write_repo(folder, {"default": {"test": columns}}, images=("image",))
+
+
+def chartqapro(folder: Path) -> Path:
+    columns = {
+        "Question": [["Which year is highest?"], ["What is the trend?", "Why?"]],
+        "Answer": [["2020"], ["rising", ""]],
+        "Question Type": ["Factoid", "Conversational"],
+        "image": [make_image(190), make_image(191, fmt="JPEG")],
+        "Year": [["2020", "2021"], []],
+        "Paragraph": ["", ""],
+    }
+    return write_repo(folder, {"default": {"test": columns}})
+
+
+def jawildtext(folder: Path) -> Path:
+    """One repository, three configs (the three JaWildText tasks)."""
+    board = {
+        "question": ["この掲示板の締め切りは？", None],
+        "answer": ["3月1日", None],
+        "image": [make_image(200, fmt="JPEG"), make_image(201)],
+    }
+    handwriting = {
+        "polygons": [
+            [
+                {"polygon": [[10.0, 40.0], [30.0, 40.0], [30.0, 50.0]], "text": "下の行"},
+                {"polygon": [[50.0, 5.0], [60.0, 5.0], [60.0, 15.0]], "text": "右上"},
+                {"polygon": [[1.0, 5.0], [9.0, 5.0], [9.0, 15.0]], "text": "左上"},
+                {"polygon": [], "text": "先頭"},
+                {"polygon": [[2.0, 2.0]], "text": ""},
+            ],
+            [],
+        ],
+        "image": [make_image(202), make_image(203, fmt="JPEG")],
+    }
+    receipt = {
+        "fields": [
+            {
+                "store_name": {"value": "コンビニ"},
+                "store_address": {"value": None},
+                "receipt_id": None,
+                "date": {"value": "2024/01/02"},
+                "time": {"value": "12:34"},
+                "total_amount": {"value": "¥1,080"},
+                "tax_amount": {"value": "¥80"},
+                "line_items": [
+                    {
+                        "item_name": {"value": "おにぎり"},
+                        "item_price": {"value": "150"},
+                        "item_quantity": None,
+                    }
+                ],
+            },
+            None,
+        ],
+        "image": [make_image(204), make_image(205)],
+    }
+    configs = {
+        "board_vqa": {"train": board},
+        "handwriting_ocr": {"train": handwriting},
+        "receipt_kie": {"train": receipt},
+    }
+    return write_repo(folder, configs, images=("image",))
+
+
 WRITERS: dict[str, Callable[[Path], Path]] = {
     "ja-vg-vqa-500": ja_vg_vqa_500,
+    "japanese-heron-bench": japanese_heron_bench,
     "ja-vlm-bench-in-the-wild": ja_vlm_bench_in_the_wild,
     "jmmmu": jmmmu,
+    "ja-multi-image-vqa": ja_multi_image_vqa,
+    "jdocqa": jdocqa,
     "mmmu": mmmu,
+    "llava-bench-in-the-wild": llava_bench_in_the_wild,
+    "jic-vqa": jic_vqa,
     "mecha-ja": mecha_ja,
+    "mmmlu": mmmlu,
+    "cc-ocr": cc_ocr,
+    "cvqa": cvqa,
+    "ai2d": ai2d,
+    "blink": blink,
+    "docvqa": docvqa_repo,
+    "infographicvqa": docvqa_repo,
+    "textvqa": textvqa,
+    "chartqa": chartqa,
+    "chartqapro": chartqapro,
+    "okvqa": okvqa,
+    "jawildtext-board-vqa": jawildtext,
+    "jawildtext-handwriting-ocr": jawildtext,
+    "jawildtext-receipt-kie": jawildtext,
 }
 
 

@@ -82,7 +82,13 @@ def reference_items(
 def assert_same_items(name: str, ours: list[tasks.TaskItem], theirs: list[dict[str, Any]]) -> None:
     assert len(ours) == len(theirs)
     for mine, reference in zip(ours, theirs, strict=True):
-        assert mine.question_id == reference["question_id"]
+        if name == "chartqapro":
+            # the original's ids end with Python's per-process hash of the question; ours
+            # with the row index
+            year = reference["question_id"].rsplit("_", 1)[0]
+            assert mine.question_id == f"{year}_{ours.index(mine)}"
+        else:
+            assert mine.question_id == reference["question_id"]
         assert mine.prompt == reference["text"]
         assert mine.input_text == reference["text"].replace("<image>", "")
         assert mine.answer == reference["answer"]
@@ -100,6 +106,7 @@ def assert_same_items(name: str, ours: list[tasks.TaskItem], theirs: list[dict[s
 def test_items_equal_the_original_tasks(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the original reads JIC-VQA from dataset/jic_vqa.parquet
     folder = mm_datasets.WRITERS[name](tmp_path / "dataset")
     ours = list(tasks.iter_items(name, folder))
     theirs = reference_items(name, folder, tmp_path / "cache", monkeypatch)
