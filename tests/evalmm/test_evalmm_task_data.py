@@ -84,6 +84,11 @@ def test_folder_without_yaml_configs(tmp_path: Path) -> None:
     )
     items = list(tasks.iter_items("ja-vlm-bench-in-the-wild", folder))
     assert [item.input_text for item in items] == ["一つ目", "二つ目"]
+    # the Hub's parquet conversion layout: <config>/<split>/0000.parquet
+    converted = tmp_path / "converted"
+    mm_datasets.write_table(converted / "default" / "test" / "0000.parquet", columns, ("image",))
+    items = list(tasks.iter_items("ja-vlm-bench-in-the-wild", converted))
+    assert [item.input_text for item in items] == ["一つ目", "二つ目"]
 
 
 def test_undecodable_image_fails_only_that_item(tmp_path: Path) -> None:

@@ -9,9 +9,11 @@ A row is a dict of the requested columns as Arrow gives them: image columns stay
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,10 +26,14 @@ BATCH_ROWS = 64
 README = "README.md"
 
 
+@cache
+def pinned_revisions() -> dict[str, Any]:
+    return dict(json.loads(REVISIONS.read_text(encoding="utf-8"))["datasets"])
+
+
 def pinned_revision(dataset: str) -> str | None:
     """The revision pinned for a Hub dataset id in reference_data, None when unpinned."""
-    pins = json.loads(REVISIONS.read_text(encoding="utf-8"))["datasets"]
-    entry = pins.get(dataset)
+    entry = pinned_revisions().get(dataset)
     return None if entry is None else entry["revision"]
 
 
@@ -169,17 +175,18 @@ def split_patterns(readme: Path, name: str, data_files: Any) -> dict[str, list[s
 
 
 def inferred_config(folder: Path) -> ConfigFiles:
-    """Without YAML configs: one config, splits from file or folder names (`test-0.parquet`,
-    `test.parquet`, `test/...`)."""
+    """Without YAML configs: one config, each file's split named by its folder (`test/…`) or,
+    directly under the root or `data/`, by the start of its name (`test-00000-of-00001`)."""
     splits: dict[str, list[str]] = {}
     for file in sorted(folder.rglob("*.parquet")):
         relative = file.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts):
             continue
-        stem = file.name.removesuffix(".parquet")
-        split = stem.split("-")[0] if "-" in stem else stem
-        if len(relative.parts) > 1 and relative.parts[0] != "data":
-            split = relative.parts[-2]
+        parent = relative.parent.name
+        if parent and parent != "data":
+            split = parent
+        else:
+            split = re.split(r"[-._ 0-9]", file.name, maxsplit=1)[0]
         splits.setdefault(split, []).append(relative.as_posix())
     return ConfigFiles("default", splits, default=True)
 
@@ -231,12 +238,9 @@ class LocalSource:
         if patterns is None:
             found = ", ".join(config.splits) or "none"
             raise DataError(f"{where}: config {config.name!r} has no split {split!r} ({found})")
-        files: list[Path] = []
+        files: dict[Path, None] = {}
         for pattern in patterns:
-            matched = sorted(
-                path for path in self.folder.glob(pattern) if path.is_file() and path not in files
-            )
-            files.extend(matched)
+            files.update(dict.fromkeys(sorted(p for p in self.folder.glob(pattern) if p.is_file())))
         parquet = [path for path in files if path.suffix == ".parquet"]
         if not parquet:
             raise DataError(
