@@ -142,7 +142,7 @@ def test_unreachable_hub_names_both_ways(tmp_path: Path) -> None:
         from pfgen_fast.common.errors import PfgenError
         from pfgen_fast.evalmm import tasks
         try:
-            next(tasks.iter_items("ai2d"))
+            next(tasks.iter_items("chartqa"))
         except PfgenError as error:
             print(error)
         """
@@ -163,10 +163,12 @@ def test_unreachable_hub_names_both_ways(tmp_path: Path) -> None:
     )
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1, result.stdout + result.stderr
-    assert lines[0].startswith("ai2d: cannot load lmms-lab/ai2d from the Hub (")
-    assert "--data ai2d=DIR" in lines[0]
-    assert "huggingface-cli download --repo-type dataset lmms-lab/ai2d --local-dir DIR" in lines[0]
-    assert "lmms-lab/ai2d is unpinned" in result.stderr
+    assert lines[0].startswith("chartqa: cannot load lmms-lab/ChartQA from the Hub (")
+    assert "--data chartqa=DIR" in lines[0]
+    assert (
+        "huggingface-cli download --repo-type dataset lmms-lab/ChartQA --local-dir DIR" in lines[0]
+    )
+    assert "lmms-lab/ChartQA is unpinned" in result.stderr
 
 
 @pytest.mark.parametrize("name", ["jmmmu", "mecha-ja", "blink", "cc-ocr", "jawildtext-receipt-kie"])

@@ -24,6 +24,8 @@ REVISIONS = (
 )
 BATCH_ROWS = 64
 README = "README.md"
+# Hub datasets already said to be unpinned in this process (said once each).
+UNPINNED_NOTED: set[str] = set()
 
 
 @cache
@@ -71,11 +73,9 @@ class HubSource:
     revision: str | None
 
     def __post_init__(self) -> None:
-        if self.revision is None:
-            print(
-                f"note: {self.dataset} is unpinned: reading its latest revision",
-                file=sys.stderr,
-            )
+        if self.revision is None and self.dataset not in UNPINNED_NOTED:
+            UNPINNED_NOTED.add(self.dataset)
+            print(f"note: {self.dataset} is unpinned: reading its latest revision", file=sys.stderr)
 
     def unreachable(self, error: BaseException) -> DataError:
         return DataError(
