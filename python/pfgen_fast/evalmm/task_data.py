@@ -281,6 +281,9 @@ def parquet_rows(
     except (OSError, ValueError) as error:
         raise DataError(f"{file}: not a readable parquet file ({first_line(error)})") from None
     names = select_columns(str(file), reader.schema_arrow.names, columns, optional)
+    # One row group at a time (iter_batches reads ahead far more than a batch).
     with reader:
-        for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=names):
-            yield from batch.to_pylist()
+        for group in range(reader.metadata.num_row_groups):
+            table = reader.read_row_group(group, columns=names)
+            for batch in table.to_batches(max_chunksize=BATCH_ROWS):
+                yield from batch.to_pylist()
