@@ -84,6 +84,12 @@ def test_folder_without_yaml_configs(tmp_path: Path) -> None:
     )
     items = list(tasks.iter_items("ja-vlm-bench-in-the-wild", folder))
     assert [item.input_text for item in items] == ["一つ目", "二つ目"]
+    # configs given by data_dir only
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: default\n  data_dir: data\n---\n", encoding="utf-8"
+    )
+    items = list(tasks.iter_items("ja-vlm-bench-in-the-wild", folder))
+    assert [item.input_text for item in items] == ["一つ目", "二つ目"]
     # the Hub's parquet conversion layout: <config>/<split>/0000.parquet
     converted = tmp_path / "converted"
     mm_datasets.write_table(converted / "default" / "test" / "0000.parquet", columns, ("image",))

@@ -174,12 +174,14 @@ def split_patterns(readme: Path, name: str, data_files: Any) -> dict[str, list[s
     raise DataError(f"{readme}: config {name!r}: data_files of an unknown form")
 
 
-def inferred_config(folder: Path) -> ConfigFiles:
-    """Without YAML configs: one config, each file's split named by its folder (`test/…`) or,
-    directly under the root or `data/`, by the start of its name (`test-00000-of-00001`)."""
+def inferred_splits(root: Path, under: str = "") -> dict[str, list[str]]:
+    """Splits of the parquet files below `root / under` (paths relative to `root`), as
+    `datasets` names them without data_files: by the file's folder (`test/…`) or, directly in
+    the folder or its `data/`, by the start of the file's name (`test-00000-of-00001`)."""
     splits: dict[str, list[str]] = {}
-    for file in sorted(folder.rglob("*.parquet")):
-        relative = file.relative_to(folder)
+    base = root / under
+    for file in sorted(base.rglob("*.parquet")):
+        relative = file.relative_to(base)
         if any(part.startswith(".") for part in relative.parts):
             continue
         parent = relative.parent.name
@@ -187,8 +189,8 @@ def inferred_config(folder: Path) -> ConfigFiles:
             split = parent
         else:
             split = re.split(r"[-._ 0-9]", file.name, maxsplit=1)[0]
-        splits.setdefault(split, []).append(relative.as_posix())
-    return ConfigFiles("default", splits, default=True)
+        splits.setdefault(split, []).append(file.relative_to(root).as_posix())
+    return splits
 
 
 @dataclass
@@ -203,13 +205,16 @@ class LocalSource:
         readme = self.folder / README
         configs = front_matter(readme).get("configs") if readme.is_file() else None
         if not configs:
-            return [inferred_config(self.folder)]
+            return [ConfigFiles("default", inferred_splits(self.folder), default=True)]
         result = []
         for entry in configs:
             if not isinstance(entry, dict):
                 raise DataError(f"{readme}: configs entry is not a mapping")
             name = str(entry.get("config_name", "default"))
-            splits = split_patterns(readme, name, entry.get("data_files", "**"))
+            if "data_files" in entry:
+                splits = split_patterns(readme, name, entry["data_files"])
+            else:
+                splits = inferred_splits(self.folder, str(entry.get("data_dir", "")))
             result.append(ConfigFiles(name, splits, bool(entry.get("default", False))))
         return result
 
