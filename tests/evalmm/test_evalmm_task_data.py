@@ -148,7 +148,7 @@ def test_unreachable_hub_names_both_ways(tmp_path: Path) -> None:
         from pfgen_fast.common.errors import PfgenError
         from pfgen_fast.evalmm import tasks
         try:
-            next(tasks.iter_items("chartqa"))
+            next(tasks.iter_items("textvqa"))
         except PfgenError as error:
             print(error)
         """
@@ -169,12 +169,12 @@ def test_unreachable_hub_names_both_ways(tmp_path: Path) -> None:
     )
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1, result.stdout + result.stderr
-    assert lines[0].startswith("chartqa: cannot load lmms-lab/ChartQA from the Hub (")
-    assert "--data chartqa=DIR" in lines[0]
+    assert lines[0].startswith("textvqa: cannot load lmms-lab/textvqa from the Hub (")
+    assert "--data textvqa=DIR" in lines[0]
     assert (
-        "huggingface-cli download --repo-type dataset lmms-lab/ChartQA --local-dir DIR" in lines[0]
+        "huggingface-cli download --repo-type dataset lmms-lab/textvqa --local-dir DIR" in lines[0]
     )
-    assert "lmms-lab/ChartQA is unpinned" in result.stderr
+    assert "lmms-lab/textvqa is unpinned" in result.stderr
 
 
 @pytest.mark.parametrize("name", ["jmmmu", "mecha-ja", "blink", "cc-ocr", "jawildtext-receipt-kie"])
