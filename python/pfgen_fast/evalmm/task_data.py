@@ -64,6 +64,17 @@ def first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+def import_datasets(task: str, dataset: str) -> Any:
+    try:
+        import datasets  # type: ignore[import-untyped]
+    except ImportError:
+        raise DataError(
+            f"{task}: reading {dataset} from the Hub needs the datasets package "
+            f"(pip install 'pfgen_fast[mm]'), or " + hub_hint(task, dataset)
+        ) from None
+    return datasets
+
+
 @dataclass
 class HubSource:
     """A Hub dataset through `datasets`, at `revision` (None: the latest, said once)."""
@@ -84,21 +95,17 @@ class HubSource:
         )
 
     def config_names(self) -> list[str]:
+        datasets = import_datasets(self.task, self.dataset)
         try:
-            import datasets  # type: ignore[import-untyped]
-
             return list(datasets.get_dataset_config_names(self.dataset, revision=self.revision))
-        except ImportError as error:
-            raise self.unreachable(error) from None
         except Exception as error:  # any failure of the Hub or the cache: one line
             raise self.unreachable(error) from None
 
     def rows(
         self, config: str | None, split: str, columns: Sequence[str], optional: Sequence[str] = ()
     ) -> Iterator[dict[str, Any]]:
+        datasets = import_datasets(self.task, self.dataset)
         try:
-            import datasets  # type: ignore[import-untyped]
-
             loaded = datasets.load_dataset(
                 self.dataset, name=config, split=split, revision=self.revision
             )
