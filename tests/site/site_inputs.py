@@ -188,6 +188,17 @@ def make_judge(root: Path) -> Path:
     return out
 
 
+def bench_dir() -> Path:
+    """`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the checkout."""
+    import pytest
+
+    env = os.environ.get("PFGEN_BENCH_DIR")
+    bench = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "pfgen-bench"
+    if not (bench / "data" / "Q01.json").is_file():
+        pytest.fail(f"pfgen-bench data not found at {bench}: set PFGEN_BENCH_DIR")
+    return bench
+
+
 def make_pfgen(root: Path, published: Path) -> Path:
     """A result tree of a few published runs (copied as they are) and the checkout's data/."""
     import shutil

@@ -1,9 +1,11 @@
 """A real headless Chromium (Debian's chromium and chromium-driver) through selenium, with the
 network cut: every request goes to a proxy on a closed 127.0.0.1 port, so anything that is not
-a local file fails. Console messages and downloads are captured."""
+a local file fails. Console messages, every request (the DevTools performance log) and downloads
+are captured."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 from collections.abc import Iterator
@@ -55,7 +57,7 @@ def chromium(downloads: Path | None = None, width: int = 1280, height: int = 900
         "--disable-sync",
     ):
         options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     if downloads is not None:
         options.add_experimental_option(
             "prefs",
@@ -73,3 +75,13 @@ def chromium(downloads: Path | None = None, width: int = 1280, height: int = 900
         yield driver
     finally:
         driver.quit()
+
+
+def requested_urls(driver: Any) -> list[str]:
+    """The URLs of every request the browser made since the last call (DevTools log)."""
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
