@@ -102,8 +102,10 @@ def make_lctg(root: Path) -> Path:
     for prompt_id in (1, 2):
         for constraint in constraints:
             for iteration in range(3):
-                text = LCTG_ANSWER if (prompt_id, constraint, iteration) == (2, "keyword", 1) else (
-                    f"広告文 {prompt_id}-{constraint}-{iteration}"
+                text = (
+                    LCTG_ANSWER
+                    if (prompt_id, constraint, iteration) == (2, "keyword", 1)
+                    else (f"広告文 {prompt_id}-{constraint}-{iteration}")
                 )
                 records.append(
                     {
@@ -120,15 +122,26 @@ def make_lctg(root: Path) -> Path:
                 )
     write_lines(out / "lctg-ad_text-analysis.jsonl", records)
     scores = {
-        "Format-ctg": 0.667, "Format-qual": 1.0, "C-count-ctg": 0.5, "C-count-qual": 1.0,
-        "Keyword-ctg": 0.667, "Keyword-qual": 1.0, "P-word-ctg": 0.833, "P-word-qual": 1.0,
-        "Avg-ctg": 0.667, "Avg-qual": 1.0,
+        "Format-ctg": 0.667,
+        "Format-qual": 1.0,
+        "C-count-ctg": 0.5,
+        "C-count-qual": 1.0,
+        "Keyword-ctg": 0.667,
+        "Keyword-qual": 1.0,
+        "P-word-ctg": 0.833,
+        "P-word-qual": 1.0,
+        "Avg-ctg": 0.667,
+        "Avg-qual": 1.0,
     }
     document = {
         "task": "ad_text",
         "model": "org/writer-7b",
         "scores": scores,
-        "judge": {"base_url": "http://127.0.0.1:1/v1", "model": "judge-model", "sampling": "seed 0"},
+        "judge": {
+            "base_url": "http://127.0.0.1:1/v1",
+            "model": "judge-model",
+            "sampling": "seed 0",
+        },
         "prompts_scored": 2,
         "prompts_in_task": 2,
         "details": {},
@@ -178,12 +191,30 @@ def make_judge(root: Path) -> Path:
                     }
                 )
     write_lines(pairwise / "items.jsonl", records)
-    summary = {"items": len(records), "errors": 0, "labelled": 0, "robustness": 1.0, "tie_breaks": 0}
+    summary = {
+        "items": len(records),
+        "errors": 0,
+        "labelled": 0,
+        "robustness": 1.0,
+        "tie_breaks": 0,
+    }
     (pairwise / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", "judge", "rank", str(pairwise), "--bootstrap", "50",
-         "--out", str(out / "ranking.json")],
-        check=True, capture_output=True, env=os.environ.copy(),
+        [
+            sys.executable,
+            "-m",
+            "pfgen_fast",
+            "judge",
+            "rank",
+            str(pairwise),
+            "--bootstrap",
+            "50",
+            "--out",
+            str(out / "ranking.json"),
+        ],
+        check=True,
+        capture_output=True,
+        env=os.environ.copy(),
     )
     return out
 
@@ -210,5 +241,7 @@ def make_pfgen(root: Path, published: Path) -> Path:
         target.mkdir(parents=True)
         for name in ("result.json", "config.json"):
             shutil.copy(source / name, target / name)
-    shutil.copytree(published / "data", tree / "data", ignore=shutil.ignore_patterns("final", "result.json"))
+    shutil.copytree(
+        published / "data", tree / "data", ignore=shutil.ignore_patterns("final", "result.json")
+    )
     return tree

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runner import run_cli
 from site_browser import chromium, missing, requested_urls
 from site_inputs import (
     LCTG_ANSWER,
@@ -25,6 +24,8 @@ from site_inputs import (
     make_mm,
     make_pfgen,
 )
+
+from cli_runner import run_cli
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
 
@@ -70,8 +71,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     results, dataset = make_mm(root)
     out = root / "out"
     done = run_cli(
-        "site", out, "--pfgen", make_pfgen(root, bench_dir()), "--lctg", make_lctg(root),
-        "--mm", results, "--mm-data", f"{MM_TASK}={dataset}", "--judge", make_judge(root),
+        "site",
+        out,
+        "--pfgen",
+        make_pfgen(root, bench_dir()),
+        "--lctg",
+        make_lctg(root),
+        "--mm",
+        results,
+        "--mm-data",
+        f"{MM_TASK}={dataset}",
+        "--judge",
+        make_judge(root),
     )
     assert done.returncode == 0, done.stderr
     downloads = root / "downloads"
@@ -95,7 +106,9 @@ def column_values(site: Site, board: str, column: str) -> list[Any]:
 
 def test_rows_and_tabs(site: Site) -> None:
     site.open_index()
-    runs = [r.get_attribute("data-run") for r in site.all('[data-leaderboard="pfgen"] tr[data-run]')]
+    runs = [
+        r.get_attribute("data-run") for r in site.all('[data-leaderboard="pfgen"] tr[data-run]')
+    ]
     assert sorted(runs) == sorted(PFGEN_RUNS)
     assert site.css('section[data-bench="pfgen"]').is_displayed()
     site.css('[data-show="mm"]').click()
@@ -116,7 +129,9 @@ def test_sorting_both_ways(site: Site) -> None:
         header.click()
         values = column_values(site, "pfgen", column)
         key = (lambda v: v.lower()) if column == "model" else (lambda v: v)
-        assert values == sorted(values, key=key) and header.get_attribute("aria-sort") == "ascending"
+        assert (
+            values == sorted(values, key=key) and header.get_attribute("aria-sort") == "ascending"
+        )
         header.click()
         values = column_values(site, "pfgen", column)
         assert values == sorted(values, key=key, reverse=True)

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-from cli_runner import run_cli
 from site_inputs import (
     LCTG_ANSWER,
     MM_ANSWER,
@@ -20,6 +19,8 @@ from site_inputs import (
     make_mm,
     make_pfgen,
 )
+
+from cli_runner import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +38,20 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def site_args(inputs: dict[str, Path], out: Path) -> list[str | Path]:
     return [
-        "site", out, "--pfgen", inputs["pfgen"], "--lctg", inputs["lctg"], "--mm", inputs["mm"],
-        "--mm-data", f"{MM_TASK}={inputs['mm-data']}", "--judge", inputs["judge"],
-        "--title", "結果の一覧",
+        "site",
+        out,
+        "--pfgen",
+        inputs["pfgen"],
+        "--lctg",
+        inputs["lctg"],
+        "--mm",
+        inputs["mm"],
+        "--mm-data",
+        f"{MM_TASK}={inputs['mm-data']}",
+        "--judge",
+        inputs["judge"],
+        "--title",
+        "結果の一覧",
     ]
 
 

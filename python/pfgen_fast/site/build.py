@@ -65,8 +65,8 @@ def board_html(board: Board) -> str:
     key = html.escape(board.key, quote=True)
     headers = "".join(
         f'<th data-column="{html.escape(c.name, quote=True)}"'
-        f'{" data-spread=" + chr(34) + c.spread + chr(34) if c.spread else ""}'
-        f'{" class=" + chr(34) + "number" + chr(34) if c.numeric else ""}>'
+        f"{' data-spread=' + chr(34) + c.spread + chr(34) if c.spread else ''}"
+        f"{' class=' + chr(34) + 'number' + chr(34) if c.numeric else ''}>"
         f"{html.escape(c.name)}</th>"
         for c in board.columns
     )
@@ -99,7 +99,8 @@ def board_html(board: Board) -> str:
         '<button type="button" data-download="json">JSON</button>'
         "</div>"
         f'<div class="scroll"><table data-leaderboard="{key}"><thead><tr>'
-        f'<th class="run">run</th>{headers}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+        f'<th class="run">run</th>{headers}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
         "</div>"
     )
 
@@ -156,7 +157,9 @@ def write_site(
     images and figures there), then puts it in OUT's place. OUT must be new, empty, or a site
     written before (an index.html in it)."""
     out = out.absolute()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "index.html").is_file())):
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / "index.html").is_file())
+    ):
         raise PfgenError(f"{out}: exists and is not a site written before; give a new folder")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

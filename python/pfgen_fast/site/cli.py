@@ -25,23 +25,42 @@ data loads when it is opened. Inputs are what pfgen_fast's commands write."""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", type=Path, metavar="OUT", help="the site's folder (replaced)")
     parser.add_argument(
-        "--pfgen", type=Path, action="append", default=[], metavar="DIR",
+        "--pfgen",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
         help="a pfgen-bench checkout or result tree (result.json files)",
     )
     parser.add_argument(
-        "--lctg", type=Path, action="append", default=[], metavar="DIR",
+        "--lctg",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
         help="a folder of `lctg eval --out` outputs",
     )
     parser.add_argument(
-        "--mm", type=Path, action="append", default=[], metavar="DIR",
+        "--mm",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
         help="an llm-jp-eval-mm result folder (<task>/<model>/prediction.jsonl)",
     )
     parser.add_argument(
-        "--mm-data", action="append", default=[], metavar="TASK=DIR",
+        "--mm-data",
+        action="append",
+        default=[],
+        metavar="TASK=DIR",
         help="a task's dataset (a local Hub-layout folder of parquet files) for its images",
     )
     parser.add_argument(
-        "--judge", type=Path, action="append", default=[], metavar="DIR",
+        "--judge",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
         help="a folder of `judge pairwise --out` and `judge rank --out` outputs",
     )
     parser.add_argument("--title", default="pfgen_fast results", help="the page's title")

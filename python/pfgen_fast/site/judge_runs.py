@@ -62,7 +62,9 @@ def ranking_rows(path: Path) -> list[dict[str, Any]] | None:
 
 def order_answer(number: int, order: dict[str, Any]) -> Answer:
     probabilities = order.get("probabilities") or {}
-    scores = {f"P({k})": v for k, v in probabilities.items()} if isinstance(probabilities, dict) else {}
+    scores = (
+        {f"P({k})": v for k, v in probabilities.items()} if isinstance(probabilities, dict) else {}
+    )
     scores["letter"] = order.get("letter")
     return Answer(
         label=f"order {number}: {order.get('shown_first', '?')} shown first",
@@ -129,7 +131,7 @@ def collect_judge(roots: list[Path], collected: Collected) -> None:
                 continue
             found = True
             name = path.relative_to(root).as_posix()
-            board = Board(f"judge-rank", f"Bradley-Terry ranking: {name}", RANKING)
+            board = Board("judge-rank", f"Bradley-Terry ranking: {name}", RANKING)
             for row in rows:
                 board.rows.append(
                     Row(

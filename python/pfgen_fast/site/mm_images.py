@@ -98,4 +98,3 @@ class TaskImages:
                         (directory / name).write_bytes(data)
                         paths.setdefault(key, []).append(f"images/mm/{self.slot}/{name}")
         return paths
-

@@ -37,13 +37,13 @@ def read_folder(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any], dic
         lines = list(iter_json_lines(path))
         if lines:
             evaluation = lines[0].value
-    manifest = read_json_object(folder / "manifest.json") if (folder / "manifest.json").is_file() else {}
+    manifest = (
+        read_json_object(folder / "manifest.json") if (folder / "manifest.json").is_file() else {}
+    )
     return predictions, evaluation, manifest
 
 
-def collect_mm(
-    roots: list[Path], data: dict[str, Path], out: Path, collected: Collected
-) -> None:
+def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: Collected) -> None:
     columns: list[Column] = [Column("model", numeric=False), Column("task", numeric=False)]
     board = Board("mm", "llm-jp-eval-mm", columns)
     # task -> model -> (run, predictions), for the side-by-side pages

@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The benchmarks in the order of their tabs, with the names the page shows.
-BENCHMARKS = {"pfgen": "pfgen-bench", "lctg": "LCTG Bench", "mm": "llm-jp-eval-mm", "judge": "Judge"}
+BENCHMARKS = {
+    "pfgen": "pfgen-bench",
+    "lctg": "LCTG Bench",
+    "mm": "llm-jp-eval-mm",
+    "judge": "Judge",
+}
 
 
 @dataclass(frozen=True)
