@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import statistics
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,27 @@ def test_the_site_holds_every_benchmark(inputs: dict[str, Path], tmp_path: Path)
     assert len(list((out / "images").rglob("*.png"))) == 2
     # nothing in OUT points outside it
     assert not re.search(r"(src|href)=\"(https?:)?//", index)
+
+
+def test_several_runs_of_one_model_show_their_spread(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    again = tmp_path / "again"
+    shutil.copytree(inputs["mm"], again)
+    evaluation = again / MM_TASK / "org__vlm-large" / "evaluation.jsonl"
+    evaluation.write_text(json.dumps({"rougel": {"overall_score": 0.9, "details": {}}}) + "\n")
+    out = tmp_path / "out"
+    assert run_cli("site", out, "--mm", inputs["mm"], "--mm", again).returncode == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    spread = statistics.stdev([0.7, 0.9])
+    cells = re.findall(r'data-column="rougel" data-value="([0-9.]+)" data-std="([0-9.]+)"', index)
+    # the small model scored the same twice: a spread of 0
+    assert sorted(cells) == [
+        ("0.4", "0.0"),
+        ("0.4", "0.0"),
+        ("0.7", str(spread)),
+        ("0.9", str(spread)),
+    ]
 
 
 def test_a_run_page_is_a_script_that_cannot_close_a_script_element(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ A task's page shows each item once, its images and every model's answer side by 
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def read_folder(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any], dic
 def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: Collected) -> None:
     columns: list[Column] = [Column("model", numeric=False), Column("task", numeric=False)]
     board = Board("mm", "llm-jp-eval-mm", columns)
-    # task -> model -> (run, predictions), for the side-by-side pages
+    # task -> run -> (model, predictions), for the side-by-side pages
     tasks: dict[str, dict[str, tuple[str, list[dict[str, Any]]]]] = {}
     rows_of_task: dict[str, list[Row]] = {}
     for root in roots:
@@ -68,29 +69,29 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
                 if isinstance(result, dict) and number(result.get("overall_score")) is not None:
                     cells[metric] = result["overall_score"]
                     if all(c.name != metric for c in columns):
-                        columns.append(Column(metric))
+                        columns.append(Column(metric, spread="±"))
             settings = {k: v for k, v in manifest.items() if k != "result_dir"}
             settings.setdefault("model_id", model)
             settings.setdefault("task_id", task)
             row = Row(run=run, cells=cells, settings=settings)
             board.rows.append(row)
             rows_of_task.setdefault(task, []).append(row)
-            tasks.setdefault(task, {})[model] = (run, predictions)
-    for slot, (task, models) in enumerate(tasks.items()):
+            tasks.setdefault(task, {})[run] = (model, predictions)
+    for slot, (task, runs) in enumerate(tasks.items()):
         images = TaskImages(task, data[task], out, slot) if task in data else None
         for row in rows_of_task[task]:
-            model = row.cells["model"]
             page_id = f"mm-{len(collected.pages)}"
             row.page = page_id
-            order = [model, *(m for m in models if m != model)]
+            order = [row.run, *(r for r in runs if r != row.run)]
             try:
-                items = task_items(models, order, images)
+                items = task_items(runs, order, images)
             except PfgenError as error:
                 collected.warnings.append(f"{error}; images left out")
-                items = task_items(models, order, None)
+                items = task_items(runs, order, None)
                 images = None
-            title = f"llm-jp-eval-mm {task}: {model} ({row.run})"
+            title = f"llm-jp-eval-mm {task}: {row.cells['model']} ({row.run})"
             collected.pages.append(Page(page_id, "mm", title, row.settings, items))
+    add_spreads(board)
     for task in data:
         if task not in tasks:
             collected.warnings.append(f"--mm-data {task}=...: no results of task {task}")
@@ -98,26 +99,48 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
         collected.boards.append(board)
 
 
+def add_spreads(board: Board) -> None:
+    """Where one model was scored on one task several times (several result folders, each a run
+    of the judge), each of those rows shows the standard deviation of each score over them."""
+    groups: dict[tuple[Any, Any], list[Row]] = {}
+    for row in board.rows:
+        groups.setdefault((row.cells["task"], row.cells["model"]), []).append(row)
+    for rows in groups.values():
+        if len(rows) < 2:
+            continue
+        for column in board.columns:
+            cells = [r.cells.get(column.name) for r in rows]
+            values = [v for v in cells if number(v) is not None]
+            if column.spread and len(values) >= 2:
+                spread = statistics.stdev(values)
+                for row in rows:
+                    row.spreads[column.name] = spread
+
+
 def task_items(
-    models: dict[str, tuple[str, list[dict[str, Any]]]],
+    runs: dict[str, tuple[str, list[dict[str, Any]]]],
     order: list[str],
     images: TaskImages | None,
 ) -> list[Item]:
-    """The task's items in the first model's order, every model's answer side by side."""
+    """The task's items in the first run's order, every run's answer side by side (labelled
+    with its model, and its folder where a model has several runs)."""
     by_id = {
-        model: {str(p.get("question_id")): p for p in predictions}
-        for model, (_, predictions) in models.items()
+        run: {str(p.get("question_id")): p for p in predictions}
+        for run, (_, predictions) in runs.items()
     }
+    models = [model for model, _ in runs.values()]
     items = []
-    for prediction in models[order[0]][1]:
+    for prediction in runs[order[0]][1]:
         qid = str(prediction.get("question_id"))
         answers = []
-        for model in order:
-            other = by_id[model].get(qid)
+        for run in order:
+            other = by_id[run].get(qid)
             if other is None:
                 continue
+            model = runs[run][0]
+            label = model if models.count(model) == 1 else f"{model} ({run})"
             scores = {k: item_score(v) for k, v in other.items() if k not in TEXT_FIELDS}
-            answers.append(Answer(label=model, text=str(other.get("text", "")), scores=scores))
+            answers.append(Answer(label=label, text=str(other.get("text", "")), scores=scores))
         first = answers[0].scores if answers else {}
         numbers = [v for v in first.values() if isinstance(v, (int, float))]
         fields = [("question", str(prediction.get("input_text", "")))]

@@ -25,6 +25,7 @@ COLUMNS = [
 ]
 LOOKED_FOR = "result/<org>/<model>/<hash>/result.json files (pfgen-bench results)"
 # The settings a row shows on hover, from the run's config.
+CACHE_PATH = Path("cache") / "scores.json"
 SETTINGS = ("model", "mode", "engine", "num_examples", "max_tokens", "temperature", "top_p")
 
 
@@ -40,6 +41,19 @@ def total(value: Any) -> float | None:
         parts = [v for v in value.values() if isinstance(v, (int, float))]
         return round(sum(parts), 5) if parts else None
     return value if isinstance(value, (int, float)) else None
+
+
+def sum_mode(run_dir: Path) -> str:
+    """How the run's scores were added, from the header of its score cache (written by `eval`);
+    a published result.json alone does not say."""
+    try:
+        with (run_dir / CACHE_PATH).open("rb") as cache:
+            head = cache.read(256)
+    except OSError:
+        return "not recorded (no cache/scores.json)"
+    if b'"legacy_sum":true' in head:
+        return "left to right (Python <= 3.11, --legacy-sum)"
+    return "compensated (Python >= 3.12)"
 
 
 def references(root: Path) -> dict[str, dict[str, str]]:
@@ -128,7 +142,10 @@ def collect_pfgen(roots: list[Path], collected: Collected) -> None:
             scores = result["scores"]
             settings = {name: config[name] for name in SETTINGS if name in config}
             settings["trials"] = result.get("num_trials")
+            settings["sum mode"] = sum_mode(path.parent)
+            settings["sources"] = result.get("sources") or "all (the published scoring)"
             settings["input_hash"] = result.get("input_hash")
+            settings["metadata_hash"] = result.get("metadata_hash")
             board.rows.append(
                 Row(
                     run=run,
