@@ -22,11 +22,17 @@ from pfgen_fast.site.model import BENCHMARKS, Board, Collected, Column, Row
 ASSETS = ("site.js", "site.css")
 
 
-def number_text(value: float) -> str:
-    """A number as a cell shows it: integers as they are, others to 4 decimals (1 from 10 up)."""
-    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 1:
-        return str(int(value))
-    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.4f}"
+def places(value: float) -> int:
+    """Decimal places a number is shown with: 4, or 1 from 10 up (lengths)."""
+    return 1 if abs(value) >= 10 else 4
+
+
+def number_text(value: float, like: float | None = None) -> str:
+    """A number as a cell shows it: whole numbers of integer columns as they are, others with
+    the decimal places of `like` (the value a spread belongs to) or of their own size."""
+    if isinstance(value, int) and like is None:
+        return str(value)
+    return f"{value:.{places(value if like is None else like)}f}"
 
 
 def value_attribute(value: Any) -> str:
@@ -49,11 +55,13 @@ def cell(column: Column, row: Row) -> str:
     spread = row.spreads.get(column.name)
     if column.spread == "±" and isinstance(spread, (int, float)):
         attributes += f' data-std="{value_attribute(spread)}"'
-        text += f' <span class="spread">± {number_text(spread)}</span>'
+        text += f' <span class="spread">± {number_text(spread, value)}</span>'
     elif column.spread == "CI" and isinstance(spread, list) and len(spread) == 2:
         low, high = spread
         attributes += f' data-low="{value_attribute(low)}" data-high="{value_attribute(high)}"'
-        text += f' <span class="spread">[{number_text(low)}, {number_text(high)}]</span>'
+        text += (
+            f' <span class="spread">[{number_text(low, value)}, {number_text(high, value)}]</span>'
+        )
     return f'<td class="number" {attributes}>{text}</td>'
 
 
@@ -61,15 +69,20 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
+def header_cell(board: Board, column: Column) -> str:
+    attributes = f'data-column="{html.escape(column.name, quote=True)}"'
+    if column.spread:
+        attributes += f' data-spread="{column.spread}"'
+    if column.numeric:
+        attributes += ' class="number"'
+    if column.name == board.sort:
+        attributes += f' aria-sort="{board.sorted}"'
+    return f"<th {attributes}>{html.escape(column.name)}</th>"
+
+
 def board_html(board: Board) -> str:
     key = html.escape(board.key, quote=True)
-    headers = "".join(
-        f'<th data-column="{html.escape(c.name, quote=True)}"'
-        f"{' data-spread=' + chr(34) + c.spread + chr(34) if c.spread else ''}"
-        f"{' class=' + chr(34) + 'number' + chr(34) if c.numeric else ''}>"
-        f"{html.escape(c.name)}</th>"
-        for c in board.columns
-    )
+    headers = "".join(header_cell(board, c) for c in board.columns)
     choosers = "".join(
         f'<label><input type="checkbox" checked data-toggle="{html.escape(c.name, quote=True)}">'
         f" {html.escape(c.name)}</label>"

@@ -110,7 +110,7 @@ def add_spreads(board: Board) -> None:
             continue
         for column in board.columns:
             cells = [r.cells.get(column.name) for r in rows]
-            values = [v for v in cells if number(v) is not None]
+            values = [x for x in map(number, cells) if x is not None]
             if column.spread and len(values) >= 2:
                 spread = statistics.stdev(values)
                 for row in rows:

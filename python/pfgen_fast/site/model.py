@@ -40,6 +40,8 @@ class Board:
     title: str
     columns: list[Column]
     rows: list[Row] = field(default_factory=list)
+    sort: str | None = None  # the column the rows come sorted by, if any
+    sorted: str = "descending"
 
 
 @dataclass

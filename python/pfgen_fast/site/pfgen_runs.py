@@ -172,5 +172,6 @@ def collect_pfgen(roots: list[Path], collected: Collected) -> None:
             title = f"pfgen-bench: {config.get('model') or run} ({run})"
             collected.pages.append(Page(page_id, "pfgen", title, settings, items))
     board.rows.sort(key=lambda row: -(row.cells["score"] or 0))
+    board.sort = "score"
     if board.rows:
         collected.boards.append(board)
