@@ -35,10 +35,12 @@ def write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:
-    from PIL import Image
+    from PIL import Image, ImageDraw
 
+    image = Image.new("RGB", (width, height), (245, 240, 228))
+    ImageDraw.Draw(image).ellipse((20, 20, width - 20, height - 20), fill=colour)
     buffer = io.BytesIO()
-    Image.new("RGB", (width, height), colour).save(buffer, format="PNG")
+    image.save(buffer, format="PNG")
     return buffer.getvalue()
 
 

@@ -64,7 +64,7 @@ def analysis_items(path: Path) -> list[Item]:
 
 def collect_lctg(roots: list[Path], collected: Collected) -> None:
     columns: list[Column] = [Column("model", numeric=False), Column("task", numeric=False)]
-    board = Board("lctg", "LCTG Bench", columns)
+    board = Board("lctg", "Leaderboard", columns)
     for root in roots:
         paths = sorted(p for p in root.rglob("lctg-*-scores.json") if SCORES_FILE.fullmatch(p.name))
         if not paths:

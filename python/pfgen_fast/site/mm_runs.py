@@ -46,7 +46,7 @@ def read_folder(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any], dic
 
 def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: Collected) -> None:
     columns: list[Column] = [Column("model", numeric=False), Column("task", numeric=False)]
-    board = Board("mm", "llm-jp-eval-mm", columns)
+    board = Board("mm", "Leaderboard", columns)
     # task -> run -> (model, predictions), for the side-by-side pages
     tasks: dict[str, dict[str, tuple[str, list[dict[str, Any]]]]] = {}
     rows_of_task: dict[str, list[Row]] = {}

@@ -122,7 +122,7 @@ def question_item(qid: str, question: dict[str, Any], known: dict[str, dict[str,
 
 
 def collect_pfgen(roots: list[Path], collected: Collected) -> None:
-    board = Board("pfgen", "pfgen-bench", COLUMNS)
+    board = Board("pfgen", "Leaderboard", COLUMNS)
     for root in roots:
         paths = result_files(root)
         if not paths:

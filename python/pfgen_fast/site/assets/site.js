@@ -201,12 +201,13 @@
     const view = $("#run");
     const back = element("a", "back", "← leaderboards");
     back.href = "#" + page.bench;
-    const settings = element("table", "settings");
+    const settings = element("dl", "settings");
     for (const [key, value] of Object.entries(page.settings)) {
       if (value === null || value === undefined) continue;
-      const row = settings.insertRow();
-      row.insertCell().textContent = key;
-      row.insertCell().textContent = typeof value === "object" ? JSON.stringify(value) : String(value);
+      const pair = element("div");
+      const shown = Array.isArray(value) ? value.join(", ") : typeof value === "object" ? JSON.stringify(value) : value;
+      pair.append(element("dt", null, key), element("dd", null, shown));
+      settings.append(pair);
     }
     const toolbar = element("div", "toolbar");
     const filter = element("input", "item-filter");
