@@ -54,6 +54,7 @@ ROOMS: dict[str, tuple[str, str]] = {
     "lctg": ("pfgen_fast.lctg.cli", "LCTG Bench: controllability of generation (CyberAgent)"),
     "mm": ("pfgen_fast.evalmm.cli", "llm-jp-eval-mm's scorers (Japanese vision-language tasks)"),
     "judge": ("pfgen_fast.judge.cli", "pairwise LLM-as-a-judge with verdict probabilities"),
+    "site": ("pfgen_fast.site.cli", "a static results site (leaderboards, run pages) from file://"),
 }
 
 
