@@ -1,5 +1,6 @@
 """Published files of the benchmarks, fetched from their repositories' archives and checked
-against the digests the project ships in `reference_data/` (hashes only, never the files)."""
+against the digests the project ships in `reference_data/` (hashes only, never the files).
+Downloads go through httpx with the retry policy of `common.http`, as model calls do."""
 
 from __future__ import annotations
 
@@ -7,25 +8,49 @@ import hashlib
 import io
 import shutil
 import tarfile
-import urllib.error
-import urllib.request
+import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+import httpx
+
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.files import temporary_folder
+from pfgen_fast.common.http import backoffs, retry_after, retryable
 
-DOWNLOAD_TIMEOUT_SECONDS = 120
+DOWNLOAD_TIMEOUT_SECONDS = 120.0
+# Tries after the first, for a status worth another try, a timeout or a dropped connection.
+DOWNLOAD_RETRIES = 5
 ALGORITHM_NAMES = {"sha1": "SHA-1", "sha256": "SHA-256"}
 
 
 def download(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
-            return response.read()
-    except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
-        reason = getattr(error, "reason", error)
-        raise DataError(f"{url}: download failed: {reason}") from None
+    """The body at `url` (redirects followed, as GitHub's archive links need); a DataError
+    once the tries are used up, or at once for a status that retrying cannot change."""
+    waits = backoffs()
+    failure = ""
+    with httpx.Client(follow_redirects=True, timeout=DOWNLOAD_TIMEOUT_SECONDS) as http:
+        for tries in range(1, DOWNLOAD_RETRIES + 2):
+            wait: float | None = None
+            try:
+                response = http.get(url)
+            except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+                raise DataError(f"{url}: download failed: {error}") from None
+            except httpx.HTTPError as error:  # refused, reset, timed out, protocol errors
+                failure = str(error) or type(error).__name__
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    return response.content
+                failure = f"HTTP {status}"
+                if not retryable(status):
+                    raise DataError(f"{url}: download failed: {failure}")
+                if status == 429:
+                    wait = retry_after(response.headers.get("Retry-After"))
+            if tries <= DOWNLOAD_RETRIES:
+                backoff = next(waits)
+                time.sleep(backoff if wait is None else wait)
+    raise DataError(f"{url}: download failed after {tries} tries: {failure}")
 
 
 def extract_members(
