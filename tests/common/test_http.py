@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +97,11 @@ def test_a_status_that_retrying_cannot_change_fails_at_once() -> None:
 def test_a_url_that_is_not_http_fails_at_once() -> None:
     with pytest.raises(DataError, match="download failed: .*protocol"):
         download("ftp://127.0.0.1/a.tar.gz")
+
+
+def test_a_file_url_reads_the_file(tmp_path: Path) -> None:
+    archive = tmp_path / "a.tar.gz"
+    archive.write_bytes(BODY)
+    assert download(archive.as_uri()) == BODY
+    with pytest.raises(DataError, match="download failed: No such file"):
+        download((tmp_path / "missing.tar.gz").as_uri())

@@ -9,6 +9,8 @@ import io
 import shutil
 import tarfile
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -25,8 +27,15 @@ ALGORITHM_NAMES = {"sha1": "SHA-1", "sha256": "SHA-256"}
 
 
 def download(url: str) -> bytes:
-    """The body at `url` (redirects followed, as GitHub's archive links need); a DataError
-    once the tries are used up, or at once for a status that retrying cannot change."""
+    """The body at `url` (redirects followed, as GitHub's archive links need), or the file a
+    file:// URL names; a DataError once the tries are used up, or at once for a status that
+    retrying cannot change."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "file":
+        try:
+            return Path(urllib.request.url2pathname(parts.path)).read_bytes()
+        except OSError as error:
+            raise DataError(f"{url}: download failed: {error.strerror or error}") from None
     waits = backoffs()
     failure = ""
     with httpx.Client(follow_redirects=True, timeout=DOWNLOAD_TIMEOUT_SECONDS) as http:
@@ -54,10 +63,10 @@ def download(url: str) -> bytes:
 
 
 def extract_members(
-    archive: bytes, url: str, target: Path, select: Callable[[PurePosixPath], bool]
+    archive: bytes, url: str, target: Path, place: Callable[[PurePosixPath], PurePosixPath | None]
 ) -> None:
-    """Extracts the regular files of a repository archive (`<top>/...`) whose path below the
-    top folder `select` accepts into `target`, keeping that relative path."""
+    """Extracts the regular files of a repository archive (`<top>/...`) into `target`, each
+    at the path `place` gives for its path below the top folder (None: not extracted)."""
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tar:
             members = []
@@ -65,8 +74,8 @@ def extract_members(
                 parts = PurePosixPath(member.name).parts
                 if len(parts) < 2 or not member.isfile():
                     continue
-                relative = PurePosixPath(*parts[1:])
-                if not select(relative):
+                relative = place(PurePosixPath(*parts[1:]))
+                if relative is None:
                     continue
                 if relative.is_absolute() or ".." in relative.parts:
                     raise DataError(f"{url}: unsafe path in archive: {member.name}")
@@ -88,17 +97,17 @@ def extract_members(
 def fetch_archive(
     url: str,
     destination: Path,
-    select: Callable[[PurePosixPath], bool],
+    place: Callable[[PurePosixPath], PurePosixPath | None],
     verify: Callable[[Path], list[str]],
 ) -> Path:
-    """Downloads a repository archive, extracts the selected files into a staging folder
+    """Downloads a repository archive, extracts the files `place` places into a staging folder
     beside `destination`, checks them with `verify` (a list of problems) and only then puts
     the folder in place of `destination`; on any problem nothing is replaced."""
     archive = download(url)
     destination.parent.mkdir(parents=True, exist_ok=True)
     # Named after this process: a later fetch removes what a killed one left.
     with temporary_folder(f".{destination.name}-", destination.parent) as staging:
-        extract_members(archive, url, staging, select)
+        extract_members(archive, url, staging, place)
         problems = verify(staging)
         if problems:
             raise DataError(
