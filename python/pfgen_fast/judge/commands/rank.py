@@ -11,8 +11,8 @@ import orjson
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.jsonl import iter_json_lines, require
 from pfgen_fast.common.tables import print_table, write_table
-from pfgen_fast.judge.pairwise import METHODS
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
+from pfgen_fast.judge.pairwise import METHODS
 from pfgen_fast.judge.verdicts import LETTERS
 
 
