@@ -15,12 +15,7 @@ from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import add_llm_arguments, client_from_args
 from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table
-from pfgen_fast.judge.commands.outputs import (
-    add_output_arguments,
-    progress_printer,
-    stats_record,
-    write_outputs,
-)
+from pfgen_fast.judge.commands import outputs
 from pfgen_fast.judge.data import load_questions, load_run, run_pairs
 from pfgen_fast.judge.items import PairItem, load_items
 from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, judge_pairs, summarise
@@ -59,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="generate evaluation criteria once per question and give them to the judge",
     )
-    add_output_arguments(parser, "items.jsonl, summary.json and replies.jsonl")
+    outputs.add_output_arguments(parser, "items.jsonl, summary.json and replies.jsonl")
     add_llm_arguments(parser)
 
 
@@ -107,12 +102,12 @@ def run(args: argparse.Namespace) -> int:
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
         setup = JudgeSetup(prompt, client.base_url, client.model)
-        records, tokens = judge_pairs(client, items, setup, progress_printer())
+        records, tokens = judge_pairs(client, items, setup, outputs.progress_printer())
         summary = {"prompt": prompt.name, "judge_model": client.model, **summarise(records)}
-        summary["usage"] = stats_record(client.stats)
+        summary["usage"] = outputs.stats_record(client.stats)
         summary["tokens"] = {"prompt": tokens["prompt"], "completion": tokens["completion"]}
     if args.out is not None:
-        write_outputs(args.out, "items.jsonl", records, summary)
+        outputs.write_outputs(args.out, "items.jsonl", records, summary)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps({"items": records, "summary": summary}) + b"\n")
     else:

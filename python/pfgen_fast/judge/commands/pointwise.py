@@ -13,12 +13,7 @@ from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.llm import add_llm_arguments, client_from_args
 from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table
-from pfgen_fast.judge.commands.outputs import (
-    add_output_arguments,
-    progress_printer,
-    stats_record,
-    write_outputs,
-)
+from pfgen_fast.judge.commands import outputs
 from pfgen_fast.judge.data import load_questions, load_run, run_score
 from pfgen_fast.judge.pointwise import draw_scatter, rate_runs, rating_correlation
 
@@ -30,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, help=f"pfgen-bench data/ (default: {DATA_DEFAULT})")
     parser.add_argument("--trials", type=positive_int, help="the first N trials of each question")
     parser.add_argument("--plot", type=Path, help="draw the scatter plot into a .png or .svg")
-    add_output_arguments(parser, "ratings.jsonl, summary.json and replies.jsonl")
+    outputs.add_output_arguments(parser, "ratings.jsonl, summary.json and replies.jsonl")
     add_llm_arguments(parser)
 
 
@@ -40,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
         records, summaries, tokens = rate_runs(
-            client, runs, questions, args.trials, progress_printer()
+            client, runs, questions, args.trials, outputs.progress_printer()
         )
-        usage = stats_record(client.stats)
+        usage = outputs.stats_record(client.stats)
     r = rating_correlation(summaries)
     columns = ["run", "pfgen score", "mean rating", "rated", "unrated"]
     rows = [
@@ -63,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         "tokens": {"prompt": tokens["prompt"], "completion": tokens["completion"]},
     }
     if args.out is not None:
-        write_outputs(args.out, "ratings.jsonl", records, summary)
+        outputs.write_outputs(args.out, "ratings.jsonl", records, summary)
     if args.plot is not None:
         draw_scatter(summaries, r, args.plot)
     if args.json:
