@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,12 @@ def run_data(*args: str | Path, env_cache: Path) -> subprocess.CompletedProcess[
         capture_output=True,
         text=True,
         timeout=300,
-        env={"PATH": "/usr/bin:/bin", "PFGEN_FAST_CACHE": str(env_cache)},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PFGEN_FAST_CACHE": str(env_cache),
+            # the package under test, when it is found through PYTHONPATH
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        },
     )
 
 
