@@ -25,7 +25,7 @@ class PublishedData:
     `{ref}`), `files` (relative path -> digest) and optionally `unverified_files` (fetched,
     no digest yet). `folder`: the archive's folder that is the data directory (its files are
     all kept), or None to keep the manifest's files at their paths. `more_problems`: checks
-    beyond the digests."""
+    beyond the digests, once those match."""
 
     name: str  # as messages name the benchmark
     manifest: str  # file name in reference_data/
@@ -54,8 +54,8 @@ class PublishedData:
         if names is not None:
             return verify_files(directory, {name: expected[name] for name in names}, self.algorithm)
         problems = verify_files(directory, expected, self.algorithm)
-        if self.more_problems is not None:
-            problems += self.more_problems(directory, manifest)
+        if not problems and self.more_problems is not None:
+            problems = self.more_problems(directory, manifest)
         return problems
 
     def fetch(self, url: str, destination: Path | None = None) -> Path:

@@ -34,7 +34,7 @@ def unpublished_files(data_dir: Path, manifest: dict[str, Any]) -> list[str]:
         f"{data_dir / name}: not a file of the published data"
         for name in sorted(present - set(manifest["files"]))
     ]
-    if not problems and present and metadata_hash(data_dir) != manifest["metadata_hash"]:
+    if not problems and metadata_hash(data_dir) != manifest["metadata_hash"]:
         problems.append(f"{data_dir}: metadata hash differs from {manifest['metadata_hash']}")
     return problems
 
