@@ -64,7 +64,7 @@ def command_seconds(paths: list[Path]) -> float:
 
 
 def main() -> int:
-    # As the command runs (see WITHOUT_CYCLE_COLLECTOR in pfgen_fast.cli).
+    # As the command runs (see without_cycle_collector in pfgen_fast/pfgen/cli.py).
     gc.disable()
     bench = bench_dir()
     paths = sorted(bench.glob("result/**/result.json"))

@@ -161,7 +161,9 @@ def test_every_command_on_bad_input_ends_in_one_line_errors(tmp_path: Path, name
 
 # A room whose command fails with an exception that is not a PfgenError: a bug.
 CRASHING_ROOM = """
-DESCRIPTION = "fails"
+from pfgen_fast.common.rooms import Command, Room
+
+ROOM = Room("crash", "a room that fails", (Command("now", "fails", "crashing_room"),))
 
 def add_arguments(parser):
     parser.add_argument("file")
@@ -174,7 +176,7 @@ RUN_WITH_ROOM = textwrap.dedent(
     """
     import sys
     from pfgen_fast import cli
-    cli.ROOMS["crash"] = ("crashing_room", "a room that fails")
+    cli.ROOMS = (*cli.ROOMS, "crashing_room")
     sys.exit(cli.main(sys.argv[1:]))
     """
 )
@@ -188,22 +190,22 @@ def run_crashing(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
     )
 
 
 def test_an_unexpected_exception_is_one_line_asking_for_a_report(tmp_path: Path) -> None:
-    result = run_crashing(tmp_path, "crash", "answers.jsonl")
+    result = run_crashing(tmp_path, "crash", "now", "answers.jsonl")
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: unexpected KeyError")
-    assert "python -m pfgen_fast crash answers.jsonl" in line
+    assert "python -m pfgen_fast crash now answers.jsonl" in line
     assert "report" in line and "--debug" in line
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
-    result = run_crashing(tmp_path, "crash", "answers.jsonl", "--debug")
+    result = run_crashing(tmp_path, "crash", "now", "answers.jsonl", "--debug")
     assert result.returncode == 1
     assert "Traceback (most recent call last)" in result.stderr
     assert "KeyError: 'missing key in answers.jsonl'" in result.stderr

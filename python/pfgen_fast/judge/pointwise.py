@@ -14,9 +14,10 @@ from typing import Any
 
 from pfgen_fast.common.figures import pyplot, write_figure
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
+from pfgen_fast.common.pfgen_data import Question
+from pfgen_fast.judge.data import Run
 from pfgen_fast.judge.pairwise import reply_tokens
 from pfgen_fast.judge.prompts import pointwise_prompt
-from pfgen_fast.judge.runs import Question, Run
 
 # MT-Bench's judge settings: greedy decoding.
 SAMPLING = {"temperature": 0}
@@ -56,16 +57,16 @@ def rate_runs(
     requests: list[ChatRequest] = []
     for run, _ in runs:
         for question in questions:
-            answers = run.answers.get(question.text, [])
+            answers = run.answers.get(question.question, [])
             for t, answer in enumerate(answers[:trials] if trials else answers):
-                text = pointwise_prompt(question.text, question.reference, answer)
+                text = pointwise_prompt(question.question, question.note, answer)
                 keys.append((run.name, question, t + 1))
                 requests.append(ChatRequest([{"role": "user", "content": text}], SAMPLING))
     replies = client.run(requests, progress)
     records = []
     ratings: dict[str, list[float | None]] = {run.name: [] for run, _ in runs}
     for (name, question, trial), reply in zip(keys, replies, strict=True):
-        record: dict[str, Any] = {"run": name, "question": question.id, "trial": trial}
+        record: dict[str, Any] = {"run": name, "question": question.question_id, "trial": trial}
         if isinstance(reply, LLMError):
             record["rating"], record["error"] = None, str(reply)
         else:
