@@ -20,6 +20,8 @@ from pfgen_fast.evalmm.scoring import read_items, score_items
 
 DESCRIPTION = "llm-jp-eval-mm's scorers (Japanese vision-language tasks), exact and fast"
 JUDGE_ERRORS = ("exclude", "zero")
+# A leaderboard cell without a score: no evaluation, or a judged metric with no item judged.
+NO_SCORE = "n/a"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -142,13 +144,29 @@ def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> 
     return client_from_args(args, log_path=log_path)
 
 
-def report_judge(client: LLMClient | None) -> None:
-    if client is not None:
-        stats = client.stats
-        print(
-            f"judge: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
-            file=sys.stderr,
-        )
+def report_judge(client: LLMClient | None, judge_errors: str, log_path: Path) -> int:
+    """Prints the judge's counts; 1 (an error named on stderr) when a call failed for good,
+    whatever `--judge-errors` made of it, else 0."""
+    if client is None:
+        return 0
+    stats = client.stats
+    print(
+        f"judge: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
+        file=sys.stderr,
+    )
+    if not stats.failed:
+        return 0
+    treatment = (
+        "scored as llm-jp-eval-mm does (0, heron -1)"
+        if judge_errors == "zero"
+        else "left out of the means (a metric with no item judged has no score)"
+    )
+    print(
+        f"error: {stats.failed} judge calls failed for good ({log_path} has each error); "
+        f"their items are {treatment}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,7 +192,7 @@ def run_score(args: argparse.Namespace) -> int:
     finally:
         if judge is not None:
             judge.close()
-    report_judge(judge)
+    status = report_judge(judge, args.judge_errors, log_path)
     lines = b"".join(
         dumps_line({**line, "score": score})
         for line, score in zip(items.lines, scores, strict=True)
@@ -186,7 +204,7 @@ def run_score(args: argparse.Namespace) -> int:
     elif args.output is None:
         sys.stdout.buffer.write(lines)
         sys.stdout.buffer.flush()
-    return 0
+    return status
 
 
 def print_json(value: Any) -> None:
@@ -225,9 +243,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     finally:
         if judge is not None:
             judge.close()
-    report_judge(judge)
+    status = report_judge(judge, args.judge_errors, args.result_dir / evaluate.JUDGE_LOG)
     show_leaderboard(results, args.table)
-    return 1 if failed else 0
+    return 1 if failed or status else 0
 
 
 def docs_by_task(values: list[str]) -> dict[str, Path]:
@@ -262,7 +280,7 @@ def show_leaderboard(results: dict[tuple[str, str], dict[str, Any]], table: Path
     if not results:
         return
     columns, rows = leaderboard_rows(results)
-    shown = [[row[0], *(None if v is None else round(v, 4) for v in row[1:])] for row in rows]
+    shown = [[row[0], *(NO_SCORE if v is None else round(v, 4) for v in row[1:])] for row in rows]
     print_table("llm-jp-eval-mm", columns, shown)
     if table is not None:
         write_table(table, columns, rows)
