@@ -35,9 +35,12 @@ def test_leaderboard_table_export_and_figures(tmp_path: Path) -> None:
     assert (
         result.stderr.startswith("error: ") and "broken/lctg-summary-scores.json" in result.stderr
     )
+    # Piped: one table, each row naming its task.
     lines = result.stdout.splitlines()
-    assert lines[0] == "\t".join(["model", *COLUMNS])
-    assert lines[1].startswith("large\t0.600\t0.610") and lines[2].startswith("small\t0.300")
+    assert lines[0] == "\t".join(["task", "model", *COLUMNS])
+    assert lines[1].startswith("summary\tlarge\t0.600\t0.610")
+    assert lines[2].startswith("summary\tsmall\t0.300")
+    assert lines[3].startswith("ad_text\tsmall\t0.400") and len(lines) == 4
     table = pl.read_csv(board)
     assert table.columns == ["task", "model", *COLUMNS]
     assert table.select("task", "model").rows() == [
