@@ -228,7 +228,9 @@ def test_main_gives_back_standard_output_and_the_sigterm_handler(
 # A judge or model server that never answers: every command that calls one exits 1, whatever
 # the way the server fails, and a judged metric with no item judged has no score (never 0.0).
 
-EVALMM_DIR = Path(os.environ.get("EVALMM_DIR") or Path(__file__).parents[3] / "shared/llm-jp-eval-mm")
+EVALMM_DIR = Path(
+    os.environ.get("EVALMM_DIR") or Path(__file__).parents[3] / "shared/llm-jp-eval-mm"
+)
 LCTG_DIR = Path(os.environ.get("LCTG_BENCH_DIR") or Path(__file__).parents[3] / "shared/lctg-bench")
 JUDGED_COMMANDS = ("mm-score", "mm-evaluate", "lctg-eval", "judge-pairwise", "generate")
 
@@ -283,9 +285,7 @@ def judged_command(name: str, place: Path, url: str) -> list[str]:
 
 
 @pytest.mark.parametrize("mode", FAILURE_MODES)
-def test_a_server_that_never_answers_fails_every_judged_command(
-    tmp_path: Path, mode: str
-) -> None:
+def test_a_server_that_never_answers_fails_every_judged_command(tmp_path: Path, mode: str) -> None:
     problems = []
     with serve_failing(mode) as url:
         lines = []

@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
-from cli_runner import run_cli
 from rich.cells import cell_len
 from rich.console import Console
 
+from cli_runner import run_cli
 from pfgen_fast.lctg.aggregate import COLUMNS as LCTG_COLUMNS
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -49,7 +49,9 @@ def lctg_scores(folder: Path) -> list[Path]:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_lctg_leaderboard(tmp_path: Path, width: int) -> None:
     lines = on_terminal(width, "lctg", "leaderboard", *lctg_scores(tmp_path))
-    values = [f"{0.25 + k / 100:.3f}" for k, name in enumerate(LCTG_COLUMNS) if name != "P-word-qual"]
+    values = [
+        f"{0.25 + k / 100:.3f}" for k, name in enumerate(LCTG_COLUMNS) if name != "P-word-qual"
+    ]
     assert_whole(lines, width, [*LCTG_COLUMNS, *MODELS, *values, "n/a", "LCTG Bench ad_text"])
 
 

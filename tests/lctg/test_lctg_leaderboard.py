@@ -29,7 +29,7 @@ def test_leaderboard_table_export_and_figures(tmp_path: Path) -> None:
     board = tmp_path / "board.csv"
     result = run_cli(
         "lctg", "leaderboard", str(tmp_path / "**" / "lctg-*-scores.json"),
-        "--out", str(board), "--plots", str(tmp_path / "figures"),
+        "--table", str(board), "--plots", str(tmp_path / "figures"),
     )  # fmt: skip
     assert result.returncode == 1
     assert (
@@ -54,6 +54,6 @@ def test_leaderboard_table_export_and_figures(tmp_path: Path) -> None:
 
 def test_parquet_export(tmp_path: Path) -> None:
     path = scores_file(tmp_path, "pros_and_cons", "m", 0.5)
-    result = run_cli("lctg", "leaderboard", str(path), "--out", str(tmp_path / "b.parquet"))
+    result = run_cli("lctg", "leaderboard", str(path), "--table", str(tmp_path / "b.parquet"))
     assert result.returncode == 0, result.stderr
     assert pl.read_parquet(tmp_path / "b.parquet")["Avg-qual"].to_list() == [0.59]

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from pfgen_fast.common.cli_args import add_deprecated_alias
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
@@ -43,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"one of: {', '.join(sorted(SCORERS))}",
     )
     score.add_argument("--json", action="store_true", help="print the aggregate as JSON")
-    score.add_argument("-o", "--output", type=Path, help="write the scored lines here")
+    score.add_argument("-o", "--out", type=Path, help="write the scored lines here")
+    add_deprecated_alias(score, "--output", "--out", "out")
     score.add_argument(
         "--judge-log",
         type=Path,
@@ -197,11 +199,11 @@ def run_score(args: argparse.Namespace) -> int:
         dumps_line({**line, "score": score})
         for line, score in zip(items.lines, scores, strict=True)
     )
-    if args.output is not None:
-        write_atomically(args.output, lines)
+    if args.out is not None:
+        write_atomically(args.out, lines)
     if args.json:
         print_json(aggregate)
-    elif args.output is None:
+    elif args.out is None:
         sys.stdout.buffer.write(lines)
         sys.stdout.buffer.flush()
     return status

@@ -118,9 +118,7 @@ def point_labels(summaries: Sequence[RunRating]) -> list[str]:
     parts = [PurePath(name).parts for name in names]
     shared = 0
     while (
-        parts
-        and all(len(p) > shared + 1 for p in parts)
-        and len({p[shared] for p in parts}) == 1
+        parts and all(len(p) > shared + 1 for p in parts) and len({p[shared] for p in parts}) == 1
     ):
         shared += 1
     return [str(PurePath(*p[shared:])) for p in parts]

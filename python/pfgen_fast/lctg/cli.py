@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.cli_args import positive_int
+from pfgen_fast.common.cli_args import add_table_argument, positive_int
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
 from pfgen_fast.lctg.data import (
@@ -112,7 +112,7 @@ def add_leaderboard_arguments(actions: Any) -> None:
         "leaderboard", help="several evaluations side by side, and a figure per task"
     )
     board.add_argument("scores", nargs="+", help="lctg-TASK-scores.json files or globs")
-    board.add_argument("--out", help="write the table (.csv, .parquet or .json)")
+    add_table_argument(board, "the table", old_name="--out")
     board.add_argument("--plots", help="folder for one figure per task (PNG and SVG)")
 
 
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         return run_eval(args)
     from pfgen_fast.lctg.leaderboard import run_leaderboard
 
-    return run_leaderboard(args.scores, args.out, args.plots)
+    return run_leaderboard(args.scores, args.table, args.plots)
 
 
 def run_data(args: argparse.Namespace) -> int:
