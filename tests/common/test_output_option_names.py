@@ -10,8 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from cli_runner import run_cli
 
+from cli_runner import run_cli
 from pfgen_fast.lctg.aggregate import COLUMNS
 
 # command words, the new option, its former name
