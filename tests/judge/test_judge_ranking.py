@@ -101,7 +101,7 @@ def test_rank_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
             "--json",
             "--bootstrap",
             "100",
-            "--out",
+            "--table",
             str(out_file),
         ]
     )

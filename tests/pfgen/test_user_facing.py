@@ -323,7 +323,7 @@ def test_a_parent_that_is_a_file_is_named(tmp_path: Path) -> None:
     checkout(tmp_path, ["org/model"])
     assert run_cli("eval", cwd=tmp_path).returncode == 0
     (tmp_path / "plain-file").write_text("x")
-    result = run_cli("report", "--format", "csv", "--output", "plain-file/board.csv", cwd=tmp_path)
+    result = run_cli("report", "--format", "csv", "--table", "plain-file/board.csv", cwd=tmp_path)
     assert_one_line_error(result, "plain-file is not a directory")
 
 

@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if judge is not None:
             judge.close()
-    report_judge(judge)
+    status = report_judge(judge, args.judge_errors, args.result_dir / evaluate.JUDGE_LOG)
     show_leaderboard(results, args.table)
-    return 1 if failed else 0
+    return 1 if failed or status else 0
 
 
 def docs_by_task(values: list[str]) -> dict[str, Path]:

@@ -8,6 +8,9 @@ from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
 
+# A leaderboard cell without a score: no evaluation, or a judged metric with no item judged.
+NO_SCORE = "n/a"
+
 
 def add_arguments(leaderboard: argparse.ArgumentParser) -> None:
     leaderboard.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
@@ -36,7 +39,7 @@ def show_leaderboard(results: dict[tuple[str, str], dict[str, Any]], table: Path
     if not results:
         return
     columns, rows = leaderboard_rows(results)
-    shown = [[row[0], *(None if v is None else round(v, 4) for v in row[1:])] for row in rows]
+    shown = [[row[0], *(NO_SCORE if v is None else round(v, 4) for v in row[1:])] for row in rows]
     print_table("llm-jp-eval-mm", columns, shown)
     if table is not None:
         write_table(table, columns, rows)

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from pfgen_fast.common.cli_args import add_deprecated_alias
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.evalmm.commands.scoring_options import (
@@ -35,7 +36,8 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
         help=f"one of: {', '.join(sorted(SCORERS))}",
     )
     score.add_argument("--json", action="store_true", help="print the aggregate as JSON")
-    score.add_argument("-o", "--output", type=Path, help="write the scored lines here")
+    score.add_argument("-o", "--out", type=Path, help="write the scored lines here")
+    add_deprecated_alias(score, "--output", "--out", "out")
     score.add_argument(
         "--judge-log",
         type=Path,
@@ -56,19 +58,19 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if judge is not None:
             judge.close()
-    report_judge(judge)
+    status = report_judge(judge, args.judge_errors, log_path)
     lines = b"".join(
         dumps_line({**line, "score": score})
         for line, score in zip(items.lines, scores, strict=True)
     )
-    if args.output is not None:
-        write_atomically(args.output, lines)
+    if args.out is not None:
+        write_atomically(args.out, lines)
     if args.json:
         print_json(aggregate)
-    elif args.output is None:
+    elif args.out is None:
         sys.stdout.buffer.write(lines)
         sys.stdout.buffer.flush()
-    return 0
+    return status
 
 
 def print_json(value: Any) -> None:

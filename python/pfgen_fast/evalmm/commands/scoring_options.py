@@ -65,10 +65,26 @@ def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> 
     return client_from_args(args, log_path=log_path)
 
 
-def report_judge(client: LLMClient | None) -> None:
-    if client is not None:
-        stats = client.stats
-        print(
-            f"judge: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
-            file=sys.stderr,
-        )
+def report_judge(client: LLMClient | None, judge_errors: str, log_path: Path) -> int:
+    """Prints the judge's counts; 1 (an error named on stderr) when a call failed for good,
+    whatever `--judge-errors` made of it, else 0."""
+    if client is None:
+        return 0
+    stats = client.stats
+    print(
+        f"judge: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
+        file=sys.stderr,
+    )
+    if not stats.failed:
+        return 0
+    treatment = (
+        "scored as llm-jp-eval-mm does (0, heron -1)"
+        if judge_errors == "zero"
+        else "left out of the means (a metric with no item judged has no score)"
+    )
+    print(
+        f"error: {stats.failed} judge calls failed for good ({log_path} has each error); "
+        f"their items are {treatment}",
+        file=sys.stderr,
+    )
+    return 1

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 
+from pfgen_fast.common.cli_args import add_table_argument
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.jsonl import iter_json_lines, require
 from pfgen_fast.common.tables import print_table, write_table
@@ -33,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1000,
         help="bootstrap resamples for the intervals (default: 1000; 0: none)",
     )
-    parser.add_argument("--out", type=Path, help="write the ranking to a .csv, .parquet or .json")
+    add_table_argument(parser, "the ranking", old_name="--out")
     parser.add_argument("--json", action="store_true", help="print the ranking as JSON")
 
 
@@ -76,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
         ]
         for n, r in enumerate(ranked, start=1)
     ]
-    if args.out is not None:
-        write_table(args.out, columns, rows)
+    if args.table is not None:
+        write_table(args.table, columns, rows)
     if args.json:
         print(orjson.dumps([dict(zip(columns, row, strict=True)) for row in rows]).decode())
     else:
