@@ -1,6 +1,6 @@
 """Pairwise judge results as the site shows them: each folder `judge pairwise --out` wrote
 (`items.jsonl`, `summary.json`) is a leaderboard row and its items a run page (both orders'
-A/B/C probabilities and the judge's replies); each ranking `judge rank --out` wrote (.csv,
+A/B/C probabilities and the judge's replies); each ranking `judge rank --table` wrote (.csv,
 .json or .parquet with rank, model, strength, low, high) is a table of models with their
 Bradley-Terry 95 % intervals."""
 
@@ -17,7 +17,7 @@ from pfgen_fast.site.model import Answer, Board, Collected, Column, Item, Page, 
 
 LOOKED_FOR = (
     "items.jsonl with summary.json (`judge pairwise --out`) and ranking .csv/.json/.parquet "
-    "files (`judge rank --out`)"
+    "files (`judge rank --table`)"
 )
 RANK_COLUMNS = ("rank", "model", "strength", "low", "high")
 RANKING = [

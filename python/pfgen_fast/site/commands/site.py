@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="DIR",
-        help="a folder of `judge pairwise --out` and `judge rank --out` outputs",
+        help="a folder of `judge pairwise --out` and `judge rank --table` outputs",
     )
     parser.add_argument("--title", default="pfgen_fast results", help="the page's title")
 
