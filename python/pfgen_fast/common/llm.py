@@ -494,7 +494,7 @@ class LLMClient:
                             changed.notify_all()
                             return
                         await changed.wait()
-                result = self.from_cache(job.key, job.request)
+                result: LLMReply | LLMError | None = self.from_cache(job.key, job.request)
                 if result is None:
                     url = server.base_url + job.request.endpoint
                     body = job.request.body(self.model)
