@@ -11,10 +11,11 @@ from typing import Any
 
 import orjson
 
+from pfgen_fast.common.cli_args import positive_float, positive_int
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
-from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
+from pfgen_fast.common.llm import DEFAULT, LLMClient, add_llm_arguments, client_from_args
 from pfgen_fast.evalmm.scorers import SCORERS, Options, fields_help, get_scorer
 from pfgen_fast.evalmm.scoring import read_items, score_items
 
@@ -76,7 +77,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     leaderboard.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
     leaderboard.add_argument("--table", type=Path, help="also write it (.csv/.parquet/.json)")
+    leaderboard.add_argument(
+        "--format", choices=("markdown", "latex", "csv", "json"),
+        help="print make_leaderboard.py's table instead: display names, percentages, cluster "
+        "deviation scores, the best bold and the second underlined (json: its leaderboard.json)",
+    )  # fmt: skip
+    leaderboard.add_argument(
+        "--plot", type=Path, metavar="FILE",
+        help="write the tasks' Spearman correlation heatmap and clustering dendrogram "
+        "(PNG, SVG or PDF by the suffix; needs matplotlib)",
+    )  # fmt: skip
     add_data_arguments(actions)
+    add_run_arguments(actions)
 
 
 def add_data_arguments(actions: Any) -> None:
@@ -90,7 +102,79 @@ def add_data_arguments(actions: Any) -> None:
     verify.add_argument("dir", nargs="?", type=Path, help="the checkout (default: fetched copy)")
 
 
+def add_run_arguments(actions: Any) -> None:
+    from pfgen_fast.evalmm.run import IMAGE_FORMATS
+
+    run = actions.add_parser(
+        "run",
+        help="run a vision-language model (any OpenAI-compatible server) on tasks, then score",
+        description="Runs a model on llm-jp-eval-mm's tasks through OpenAI-compatible servers "
+        "and scores the replies, writing OUT/<task>/<model>/ as llm-jp-eval-mm does. Replies "
+        "are cached: a killed run resumes, a re-run asks nothing.",
+    )
+    run.add_argument(
+        "--task", action="append", required=True, metavar="TASK",
+        help="a task (repeat for several; `mm tasks` lists them)",
+    )  # fmt: skip
+    run.add_argument(
+        "--data", action="append", default=[], metavar="[TASK=]DIR",
+        help="read a task's dataset from a local copy of its Hub repository (DIR alone: for "
+        "every task not given its own)",
+    )  # fmt: skip
+    run.add_argument(
+        "--metrics", nargs="+", choices=sorted(SCORERS), metavar="NAME",
+        help="metrics to compute (default: each task's metrics in llm-jp-eval-mm)",
+    )  # fmt: skip
+    run.add_argument("--judge-model", help="the judge model, for judged metrics")
+    run.add_argument("--judge-base-url", help="the judge's server, for judged metrics")
+    run.add_argument(
+        "--inference-only", action="store_true", help="write the predictions, do not score"
+    )
+    run.add_argument("--max-items", type=positive_int, help="only the first N items of a task")
+    run.add_argument(
+        "--max-tokens", type=positive_int, default=256, help="tokens per reply (default: 256)"
+    )
+    run.add_argument("--temperature", type=non_negative_float, default=0.0, help="(default: 0)")
+    run.add_argument("--top-p", type=positive_float, default=1.0, help="(default: 1)")
+    run.add_argument(
+        "--image-format", choices=IMAGE_FORMATS, default="original",
+        help="original: as the dataset stores them (PNG, JPEG, WebP, GIF; others as PNG); "
+        "png; jpeg: as llm-jp-eval-mm's API example sends them (default: original)",
+    )  # fmt: skip
+    run.add_argument(
+        "--overwrite", action="store_true",
+        help="run the model again where OUT/<task>/<model>/prediction.jsonl exists "
+        "(default: reuse it and only score)",
+    )  # fmt: skip
+    run.add_argument(
+        "--out", type=Path, default=Path("result"), help="result folder (default: result)"
+    )
+    add_scorer_choices(run)
+    add_llm_arguments(
+        run, model_flag="--model", model_help="the model's name as the server knows it"
+    )
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:
+    add_scorer_choices(parser)
+    add_llm_arguments(parser)
+    for action in parser._actions:
+        if action.dest in ("base_url", "judge_model"):
+            action.required = False
+            action.help = f"{action.help} (judge metrics only)"
+
+
+def add_scorer_choices(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--neologdn",
         action="store_true",
@@ -115,11 +199,6 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         help="a failed judge call: excluded from the means and counted (default), or scored "
         "as llm-jp-eval-mm does (0, heron -1)",
     )
-    add_llm_arguments(parser)
-    for action in parser._actions:
-        if action.dest in ("base_url", "judge_model"):
-            action.required = False
-            action.help = f"{action.help} (judge metrics only)"
 
 
 def options_from_args(args: argparse.Namespace, judge: LLMClient | None = None) -> Options:
@@ -160,6 +239,8 @@ def run(args: argparse.Namespace) -> int:
         return run_leaderboard(args)
     if args.action == "data":
         return run_data(args)
+    if args.action == "run":
+        return run_model(args)
     raise PfgenError(f"unknown action {args.action!r}")
 
 
@@ -242,16 +323,24 @@ def docs_by_task(values: list[str]) -> dict[str, Path]:
 
 def run_leaderboard(args: argparse.Namespace) -> int:
     from pfgen_fast.evalmm import leaderboard
-    from pfgen_fast.evalmm.evaluate import EVALUATION
 
-    results = {}
-    for folder in sorted(args.result_dir.glob(f"*/*/{EVALUATION}")):
-        results[(folder.parent.parent.name, folder.parent.name)] = leaderboard.read_evaluation(
-            folder.parent
-        )
-    if not results:
-        raise PfgenError(f"{args.result_dir}: no <task>/<model>/{EVALUATION} found")
-    show_leaderboard(results, args.table)
+    results = leaderboard.find_evaluations(args.result_dir)
+    if args.format is None:
+        show_leaderboard(results, args.table)
+    else:
+        board = leaderboard.make_board(results)
+        sys.stdout.write(leaderboard.format_board(board, args.format))
+        sys.stdout.flush()
+        if args.table is not None:
+            from pfgen_fast.common.tables import write_table
+
+            rows = [[m, *row] for m, row in zip(board.models, board.values, strict=True)]
+            write_table(args.table, ["Model", *board.columns], rows)
+    if args.plot is not None:
+        from pfgen_fast.evalmm.task_correlation import plot_task_correlation
+
+        plot_task_correlation(leaderboard.make_board(results), args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 
 
@@ -281,3 +370,101 @@ def run_data(args: argparse.Namespace) -> int:
         raise PfgenError(f"{directory} does not match the manifest:\n  " + "\n  ".join(problems))
     print(f"verified: {directory}")
     return 0
+
+
+def run_model(args: argparse.Namespace) -> int:
+    """Runs every task; a task whose data cannot be read is reported (one line) and the others
+    still run; a server that refuses or is down stops the whole run."""
+    from pfgen_fast.common.llm import LLMError
+    from pfgen_fast.evalmm import run
+    from pfgen_fast.evalmm.tasks import task_info, task_names
+
+    known = task_names()
+    unknown = [task for task in args.task if task not in known]
+    if unknown:
+        raise PfgenError(f"unknown task {', '.join(unknown)}; the tasks: {', '.join(known)}")
+    check_model_id(args.model)
+    data = data_dirs(args.data, args.task)
+    metrics = set(args.metrics or [])
+    if not args.inference_only and not args.metrics:
+        metrics = {name for task in args.task for name in task_info(task).metrics}
+    generation = run.Generation(args.max_tokens, args.temperature, args.top_p, args.image_format)
+    judge = open_run_judge(args, sorted(metrics))
+    client = client_from_args(args, log_path=None)
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    failed = 0
+    try:
+        options = options_from_args(args, judge)
+        for task in dict.fromkeys(args.task):
+            task_run = run.TaskRun(
+                task, args.model, args.out, data.get(task), generation, args.metrics,
+                args.inference_only, args.max_items, args.overwrite,
+            )  # fmt: skip
+            try:
+                evaluation = run.run_task(task_run, client, options)
+            except LLMError:
+                raise
+            except PfgenError as error:
+                print(f"error: {error}", file=sys.stderr)
+                failed += 1
+                continue
+            if evaluation is not None:
+                results[(task, args.model)] = evaluation
+    finally:
+        client.close()
+        if judge is not None:
+            judge.close()
+    stats = client.stats
+    print(
+        f"model: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
+        file=sys.stderr,
+    )
+    report_judge(judge)
+    show_leaderboard(results, None)
+    return 1 if failed else 0
+
+
+def check_model_id(model: str) -> None:
+    """The model's name is its folder under OUT/<task>/ (with '/' a subfolder, as the
+    original): no empty, '.' or '..' parts."""
+    parts = model.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise PfgenError(f"--model {model!r}: not usable as a folder name (OUT/<task>/<model>)")
+
+
+def data_dirs(values: list[str], tasks: list[str]) -> dict[str, Path]:
+    """--data values by task: TASK=DIR for one task, DIR alone for the others."""
+    given: dict[str, Path] = {}
+    every: Path | None = None
+    for value in values:
+        task, separator, folder = value.partition("=")
+        if separator and task in tasks:
+            given[task] = Path(folder)
+        elif separator and task and "/" not in task:
+            raise PfgenError(f"--data {value!r}: {task} is not among the --task given")
+        else:
+            every = Path(value)
+    if every is not None:
+        for task in tasks:
+            given.setdefault(task, every)
+    return given
+
+
+def open_run_judge(args: argparse.Namespace, metrics: list[str]) -> LLMClient | None:
+    judged = [name for name in metrics if get_scorer(name).needs_judge]
+    if not judged:
+        return None
+    if not args.judge_base_url or not args.judge_model:
+        raise PfgenError(
+            f"{', '.join(judged)} asks a judge: give --judge-base-url and --judge-model "
+            "(or --metrics without judged ones, or --inference-only)"
+        )
+    return LLMClient(
+        args.judge_base_url,
+        args.judge_model,
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        cache_path=None if args.no_cache else DEFAULT,
+        log_path=args.out / "judge_replies.jsonl",
+    )
