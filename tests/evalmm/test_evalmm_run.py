@@ -107,6 +107,7 @@ def original_result_schema() -> Any:
     spec = importlib.util.spec_from_file_location("original_result_schema", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -182,7 +183,7 @@ def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
     vlm = VLM(answer=lambda text: time.sleep(0.1) or f"返事 {text}")
     with serve(vlm) as url:
         command = [
-            sys.executable, "-m", "pfgen_fast", "mm", "run", "--task", TASK, "--model", "m",
+            sys.executable, "-m", "pfgen_fast", "mm", "run", "--task", TASK, "--model", "org/vlm-1",
             "--base-url", url, "--data", str(data), "--out", str(out), "--metrics", "rougel",
             "--concurrency", "2",
         ]  # fmt: skip
@@ -200,11 +201,11 @@ def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
     assert sorted(set(texts)) == sorted(f"質問{i}：何が見えますか。" for i in range(30))
     # Only the requests in flight at the kill (at most one per connection) are asked twice.
     assert len(texts) <= 30 + 2
-    predictions = lines(out / TASK / "m" / "prediction.jsonl")
+    predictions = lines(out / TASK / "org" / "vlm-1" / "prediction.jsonl")
     assert [p["text"] for p in predictions] == [
         f"返事 質問{i}：何が見えますか。" for i in range(30)
     ]
-    assert not list((out / TASK / "m").glob(".*"))  # no temporary file left
+    assert not list((out / TASK / "org" / "vlm-1").glob(".*"))  # no temporary file left
 
 
 def test_two_servers_share_the_work_and_a_failing_one_is_avoided(tmp_path: Path) -> None:
@@ -218,10 +219,11 @@ def test_two_servers_share_the_work_and_a_failing_one_is_avoided(tmp_path: Path)
         again = VLM()
         with serve(again) as good:
             failover = mm_run([bad, good], data, tmp_path / "b", "--max-retries", "0",
-                              "--no-cache")  # fmt: skip
+                              "--no-cache", "--concurrency", "2")  # fmt: skip
     assert failover.returncode == 0, failover.stderr
     assert sorted(set(again.texts())) == sorted(f"質問{i}：何が見えますか。" for i in range(24))
-    assert 0 < len(broken.seen) <= 3  # marked down after three failures in a row
+    # Down after three failures in a row, with at most one more in flight per connection.
+    assert 3 <= len(broken.seen) <= 5
     predictions = lines(tmp_path / "b" / TASK / "org" / "vlm-1" / "prediction.jsonl")
     assert all(p["text"] for p in predictions)
 
@@ -299,9 +301,10 @@ def test_a_server_refusing_images_or_unreachable_stops_at_once(tmp_path: Path) -
         refused = mm_run(url, data, tmp_path / "a")
     assert "HTTP 400" in one_line_error(refused) and REFUSAL in refused.stderr
     assert len(refusing.seen) <= 8
-    down = mm_run("http://127.0.0.1:9/v1", data, tmp_path / "b", "--max-retries", "0")
-    assert "127.0.0.1:9" in one_line_error(down)
-    assert not (tmp_path / "b" / TASK).exists() or not list((tmp_path / "b").rglob("*.jsonl"))
+    down = mm_run("http://127.0.0.1:9/v1", data, tmp_path / "b", "--max-retries", "0",
+                  "--concurrency", "1")  # fmt: skip
+    assert "127.0.0.1:9/v1: the server looks down" in one_line_error(down)
+    assert not list((tmp_path / "b").rglob("prediction.jsonl"))
 
 
 def write_evaluation(result: Path, task: str, model: str, scores: dict[str, float]) -> None:

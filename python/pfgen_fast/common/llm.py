@@ -489,7 +489,7 @@ class LLMClient:
             server = servers[number]
             while True:
                 async with changed:
-                    while (job := next_job(server)) is None:
+                    while server.down or (job := next_job(server)) is None:
                         if server.down or (exhausted and done == len(results)):
                             changed.notify_all()
                             return

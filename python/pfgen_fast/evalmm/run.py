@@ -2,7 +2,7 @@
 their metrics, leaving the original's result folder `OUT/<task>/<model>/`:
 
 * `prediction.jsonl`: per item `question_id`, `text` (the reply), `answer`, `input_text` (the
-  prompt as sent) and one key per metric (none with `--inference-only`);
+  Task's prompt, `<image>` tags included, as the original records it) and one key per metric (none with `--inference-only`);
 * `evaluation.jsonl`: one line, metric → aggregate;
 * `manifest.json`: the original's fields (`schema_version`, `model_id`, `task_id`, `metrics`,
   `created_at`, `result_dir`) plus `dataset`, `dataset_revision`, `split`, `generation` (the
@@ -140,7 +140,7 @@ def item_request(item: TaskItem, generation: Generation) -> ChatRequest:
     for number, image in enumerate(item.images, 1):
         try:
             content.append(image_part(image, generation.image_format))
-        except (OSError, ValueError, SyntaxError) as error:  # Pillow's errors of a bad image
+        except (PfgenError, OSError, ValueError, SyntaxError) as error:  # Pillow's, the task's
             raise ValueError(f"image {number}: cannot decode it: {error}") from None
     return ChatRequest([{"role": "user", "content": content}], generation.params())
 
@@ -155,7 +155,7 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
         items = iter_items(run.task, run.data_dir, max_items=run.max_items)
         for item in items:
             predictions.append(
-                Prediction(item.question_id, "", item.answer, item.input_text, item.doc)
+                Prediction(item.question_id, "", item.answer, item.prompt, item.doc)
             )
             try:
                 request = item_request(item, run.generation)
@@ -181,7 +181,7 @@ def reused(run: TaskRun) -> list[Prediction]:
     items in the same order (images are not read)."""
     path = run.folder / PREDICTIONS
     predictions = [
-        Prediction(item.question_id, "", item.answer, item.input_text, item.doc)
+        Prediction(item.question_id, "", item.answer, item.prompt, item.doc)
         for item in iter_items(run.task, run.data_dir, max_items=run.max_items)
     ]
     count = 0
@@ -259,7 +259,8 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> dict[str, Any
         if len(errors) > len(predictions) * ERROR_THRESHOLD:
             raise PfgenError(
                 f"{run.task}: {len(errors)} of {len(predictions)} items failed, more than "
-                f"{ERROR_THRESHOLD:.0%}: stopped (see {folder / ERRORS})"
+                f"{ERROR_THRESHOLD:.0%}: stopped (all in {folder / ERRORS}; the first: "
+                f"{errors[0]['error']})"
             )
         if not errors:
             (folder / ERRORS).unlink(missing_ok=True)
