@@ -87,6 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the tasks' Spearman correlation heatmap and clustering dendrogram "
         "(PNG, SVG or PDF by the suffix; needs matplotlib)",
     )  # fmt: skip
+    listing = actions.add_parser("tasks", help="llm-jp-eval-mm's tasks: dataset, revision, metrics")
+    listing.add_argument("--json", action="store_true", help="print them as a JSON list")
     add_data_arguments(actions)
     add_run_arguments(actions)
 
@@ -241,6 +243,8 @@ def run(args: argparse.Namespace) -> int:
         return run_data(args)
     if args.action == "run":
         return run_model(args)
+    if args.action == "tasks":
+        return run_tasks(args)
     raise PfgenError(f"unknown action {args.action!r}")
 
 
@@ -355,6 +359,26 @@ def show_leaderboard(results: dict[tuple[str, str], dict[str, Any]], table: Path
     print_table("llm-jp-eval-mm", columns, shown)
     if table is not None:
         write_table(table, columns, rows)
+
+
+def run_tasks(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from pfgen_fast.common.tables import print_table
+    from pfgen_fast.evalmm.tasks import task_info, task_names
+
+    infos = [task_info(name) for name in task_names()]
+    if args.json:
+        print_json([asdict(info) for info in infos])
+        return 0
+    columns = ["task", "dataset", "revision", "split", "metrics", "cluster", "display name"]
+    rows = [
+        [i.name, i.dataset, i.revision or "unpinned", i.split, ", ".join(i.metrics), i.cluster,
+         i.display_name]
+        for i in infos
+    ]  # fmt: skip
+    print_table("llm-jp-eval-mm tasks", columns, rows)
+    return 0
 
 
 def run_data(args: argparse.Namespace) -> int:
