@@ -2,7 +2,8 @@
 their metrics, leaving the original's result folder `OUT/<task>/<model>/`:
 
 * `prediction.jsonl`: per item `question_id`, `text` (the reply), `answer`, `input_text` (the
-  Task's prompt, `<image>` tags included, as the original records it) and one key per metric (none with `--inference-only`);
+  Task's prompt, `<image>` tags included, as the original records it) and one key per metric
+  (none with `--inference-only`);
 * `evaluation.jsonl`: one line, metric → aggregate;
 * `manifest.json`: the original's fields (`schema_version`, `model_id`, `task_id`, `metrics`,
   `created_at`, `result_dir`) plus `dataset`, `dataset_revision`, `split`, `generation` (the
