@@ -1,8 +1,8 @@
 """A vision-language model stand-in on 127.0.0.1: an OpenAI-compatible `/chat/completions`
 that records each request (its text, the decoded size and type of each image, the order, the
 parameters) and answers deterministically. On demand it fails every request (HTTP 500),
-refuses images (HTTP 400, as a text-only model's server does) or skips decoding (`quick`, for
-the benchmark, where it must answer at once).
+refuses images (HTTP 400, as a text-only model's server does) or answers at once without
+reading (`quick`, for the benchmark).
 
 Run alone (`python tests/evalmm/vlm_server.py [--quick]`) it prints its base URL and serves
 until stopped."""
@@ -23,6 +23,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 REFUSAL = "this model does not take image input"
+QUICK_REPLY = {
+    "object": "chat.completion",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "答え"}}],
+}
 
 
 @dataclass
@@ -32,7 +36,7 @@ class Seen:
     number: int  # from 1, in order of arrival
     model: str
     text: str
-    images: list[tuple[str, int, int]]  # (media type, width, height); (type, 0, 0) if quick
+    images: list[tuple[str, int, int]]  # (media type, width, height)
     params: dict[str, Any]  # everything but model and messages
     detail: list[str | None]  # each image_url part's "detail"
 
@@ -40,8 +44,8 @@ class Seen:
 @dataclass
 class VLM:
     """What the stand-in does: `fail` answers HTTP 500, `refuse_images` HTTP 400 to a request
-    with an image, `quick` neither decodes nor records images; `answer(text)` decides the
-    reply (default: a digest of the text and the image sizes)."""
+    with an image, `quick` answers every request at once without reading or recording it;
+    `answer(text)` decides the reply (default: a digest of the text and the image sizes)."""
 
     fail: bool = False
     refuse_images: bool = False
@@ -59,14 +63,12 @@ def default_answer(text: str, images: list[tuple[str, int, int]]) -> str:
     return f"答え{int(digest[:6], 16) % 1000}"
 
 
-def image_of(url: str, quick: bool) -> tuple[str, int, int]:
+def image_of(url: str) -> tuple[str, int, int]:
     """The media type and decoded size of a data URL's image."""
-    head, _, data = url.partition(";base64,")
-    kind = head.removeprefix("data:")
-    if quick:
-        return kind, 0, 0
     from PIL import Image
 
+    head, _, data = url.partition(";base64,")
+    kind = head.removeprefix("data:")
     with Image.open(io.BytesIO(base64.b64decode(data, validate=True))) as image:
         image.load()
         return kind, image.width, image.height
@@ -88,13 +90,17 @@ def make_handler(vlm: VLM) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            data = self.rfile.read(int(self.headers["Content-Length"]))
+            if vlm.quick:  # the benchmark's server: no parsing, the same answer to all
+                self.reply(200, QUICK_REPLY)
+                return
+            request = json.loads(data)
             [message] = request["messages"]
             content = message["content"]
             parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
             text = "".join(part["text"] for part in parts if part["type"] == "text")
             urls = [part["image_url"] for part in parts if part["type"] == "image_url"]
-            images = [image_of(url["url"], vlm.quick) for url in urls]
+            images = [image_of(url["url"]) for url in urls]
             params = {k: v for k, v in request.items() if k not in ("model", "messages")}
             with vlm.lock:
                 seen = Seen(
@@ -105,8 +111,7 @@ def make_handler(vlm: VLM) -> type[BaseHTTPRequestHandler]:
                     params,
                     [url.get("detail") for url in urls],
                 )
-                if not vlm.quick:
-                    vlm.seen.append(seen)
+                vlm.seen.append(seen)
             if vlm.fail:
                 self.reply(500, {"error": {"message": "the stand-in fails on purpose"}})
                 return

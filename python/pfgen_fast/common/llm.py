@@ -26,7 +26,7 @@
   replica set names the model), so the same servers in any order share replies.
 * Requests may come from an iterator: each is built when a server is free to take it, so a
   long run of large requests (images) never holds them all. Data URLs (`data:...;base64,...`)
-  are stored in the cache's request column and the log by their SHA-256, not in full.
+  are stored in the cache's request column and the log by their length, not in full.
 
 httpx is the HTTP library: asynchronous with connection pooling and per-phase timeouts, well
 kept, and small. The openai SDK would bring its own retry policy and reply models (pydantic),
@@ -220,7 +220,8 @@ def number(value: Any) -> float:
 
 def request_for_record(value: Any) -> Any:
     """A request body as the cache and the log keep it: each data URL
-    (`data:TYPE;base64,...`) as `data:TYPE;sha256,HEX`, the rest as it is."""
+    (`data:TYPE;base64,...`) as `data:TYPE;base64,(N characters)`, the rest as it is (the
+    cache key covers the whole request)."""
     if isinstance(value, dict):
         return {name: request_for_record(item) for name, item in value.items()}
     if isinstance(value, list):
@@ -228,7 +229,7 @@ def request_for_record(value: Any) -> Any:
     if isinstance(value, str) and value.startswith("data:"):
         kind, separator, data = value.partition(";base64,")
         if separator:
-            return f"{kind};sha256,{hashlib.sha256(data.encode()).hexdigest()}"
+            return f"{kind};base64,({len(data)} characters)"
     return value
 
 
@@ -298,12 +299,21 @@ class Server:
 
 @dataclass
 class Job:
-    """A request on its way: its place, its cache key, the servers it failed on."""
+    """A request on its way: its place, its body (as sent: canonical JSON), its cache key, the
+    servers it failed on."""
 
     index: int
     request: ChatRequest | CompletionRequest
+    body: dict[str, Any]
+    payload: bytes
     key: str
     failed_on: set[int] = field(default_factory=set)
+    kept: Any = None  # the body as the cache and the log keep it, once made
+
+    def record(self) -> Any:
+        if self.kept is None:
+            self.kept = request_for_record(self.body)
+        return self.kept
 
 
 class LLMClient:
@@ -396,10 +406,18 @@ class LLMClient:
         except OSError as error:
             raise PfgenError(f"{self.log_path}: cannot write: {error.strerror or error}") from None
 
-    def cache_key(self, request: ChatRequest | CompletionRequest, body: dict[str, Any]) -> str:
+    def job(self, index: int, request: ChatRequest | CompletionRequest) -> Job:
+        """The request's body, serialised once: sent as it is, and hashed with the server's
+        URL (or the sorted URLs of several) into the key: the SHA-256 of the canonical JSON of
+        `[where, body]`, written here without serialising the body a second time."""
+        body = request.body(self.model)
+        payload = canonical_json(body).encode()
         urls = [url + request.endpoint for url in self.base_urls]
-        where: str | list[str] = urls[0] if len(urls) == 1 else sorted(urls)
-        return hashlib.sha256(canonical_json([where, body]).encode()).hexdigest()
+        where = canonical_json(urls[0] if len(urls) == 1 else sorted(urls))
+        key = hashlib.sha256(f"[{where},".encode())
+        key.update(payload)
+        key.update(b"]")
+        return Job(index, request, body, payload, key.hexdigest())
 
     async def run_all(
         self,
@@ -431,17 +449,17 @@ class LLMClient:
                 exhausted = True
                 return None
             results.append(None)
-            return Job(len(results) - 1, request, self.cache_key(request, request.body(self.model)))
+            return self.job(len(results) - 1, request)
 
         def finish(job: Job, result: LLMReply | LLMError, url: str) -> None:
             nonlocal done
-            body = request_for_record(job.request.body(self.model))
-            entry: dict[str, Any] = {"url": url + job.request.endpoint, "request": body}
-            if isinstance(result, LLMError):
-                entry.update(error=str(result), status=result.status)
-            else:
-                entry.update(status=result.status, cached=result.cached, response=result.raw)
-            self.write_log(log, entry)
+            if log is not None:
+                entry: dict[str, Any] = {"url": url + job.request.endpoint, "request": job.record()}
+                if isinstance(result, LLMError):
+                    entry.update(error=str(result), status=result.status)
+                else:
+                    entry.update(status=result.status, cached=result.cached, response=result.raw)
+                self.write_log(log, entry)
             results[job.index] = result
             done += 1
             if on_result is not None:
@@ -497,12 +515,11 @@ class LLMClient:
                 result: LLMReply | LLMError | None = self.from_cache(job.key, job.request)
                 if result is None:
                     url = server.base_url + job.request.endpoint
-                    body = job.request.body(self.model)
                     chat = isinstance(job.request, ChatRequest)
                     try:
-                        result = await self.call(http, url, body, chat)
+                        result = await self.call(http, url, job.payload, chat)
                     except LLMError as refused:
-                        entry = {"url": url, "request": request_for_record(body)}
+                        entry = {"url": url, "request": job.record()}
                         self.write_log(
                             log, {**entry, "error": str(refused), "status": refused.status}
                         )
@@ -515,7 +532,7 @@ class LLMClient:
                         self.stats.failed += 1
                     else:
                         server.failures_in_a_row = 0
-                        self.store(job.key, url, body, result)
+                        self.store(job, url, result)
                 finish(job, result, server.base_url)
                 if isinstance(result, LLMError):
                     stop_if_all_down(result)
@@ -556,19 +573,17 @@ class LLMClient:
         self.stats.cached += 1
         return reply
 
-    def store(self, key: str, url: str, body: dict[str, Any], reply: LLMReply) -> None:
+    def store(self, job: Job, url: str, reply: LLMReply) -> None:
         self.stats.prompt_tokens += reply.usage.get("prompt_tokens", 0)
         self.stats.completion_tokens += reply.usage.get("completion_tokens", 0)
         if self.cache is not None:
-            record = canonical_json(request_for_record(body))
-            self.cache.put(key, url, record, reply.status, reply.raw)
+            self.cache.put(job.key, url, canonical_json(job.record()), reply.status, reply.raw)
 
     async def call(
-        self, http: httpx.AsyncClient, url: str, body: dict[str, Any], chat: bool
+        self, http: httpx.AsyncClient, url: str, content: bytes, chat: bool
     ) -> LLMReply | LLMError:
-        """One request with its retries: the reply, or an LLMError once the tries are used up;
-        raises an LLMError for a status that retrying cannot change."""
-        content = json.dumps(body, ensure_ascii=False).encode()
+        """One request (its JSON body) with its retries: the reply, or an LLMError once the
+        tries are used up; raises an LLMError for a status that retrying cannot change."""
         backoff = FIRST_BACKOFF
         failure, status = "", None
         tries = 0

@@ -109,13 +109,10 @@ def image_part(image: TaskImage, image_format: str) -> dict[str, Any]:
     """An image as a data URL part: as stored when the format is one every server takes
     (checked to decode), else as PNG; "png" always as PNG; "jpeg" as the original's API
     adapter sends it (JPEG at Pillow's default quality, `detail: auto`)."""
-    from PIL import Image
-
     if image_format == "original":
         data, kind = image.encoded()
         if kind in MEDIA_TYPES:
-            with Image.open(io.BytesIO(data)) as stored:
-                stored.verify()
+            check_decodes(data, kind)
             return data_url_part(MEDIA_TYPES[kind], data)
     decoded = image.open()
     buffer = io.BytesIO()
@@ -128,6 +125,21 @@ def image_part(image: TaskImage, image_format: str) -> dict[str, Any]:
         return part
     decoded.save(buffer, format="PNG")
     return data_url_part("image/png", buffer.getvalue())
+
+
+def check_decodes(data: bytes, kind: str) -> None:
+    """Raises Pillow's error when stored image bytes do not decode. Cheap where it can be: a
+    PNG's chunk checksums, a JPEG's end marker (decoding it only when that is missing: some
+    writers add bytes after it); other formats are decoded."""
+    from PIL import Image
+
+    if kind == "JPEG" and data.endswith(b"\xff\xd9"):
+        return
+    with Image.open(io.BytesIO(data)) as stored:
+        if kind == "PNG":
+            stored.verify()
+        else:
+            stored.load()
 
 
 def data_url_part(media_type: str, data: bytes) -> dict[str, Any]:
@@ -155,9 +167,7 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
     def requests() -> Iterator[ChatRequest]:
         items = iter_items(run.task, run.data_dir, max_items=run.max_items)
         for item in items:
-            predictions.append(
-                Prediction(item.question_id, "", item.answer, item.prompt, item.doc)
-            )
+            predictions.append(Prediction(item.question_id, "", item.answer, item.prompt, item.doc))
             try:
                 request = item_request(item, run.generation)
             except ValueError as error:
