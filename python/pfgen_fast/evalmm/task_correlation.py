@@ -19,6 +19,8 @@ from pfgen_fast.evalmm.leaderboard import Board
 
 # make_leaderboard.py's colour threshold of dendrogram links.
 CLUSTER_THRESHOLD = 0.7
+# File names of common fonts with Japanese glyphs (IPA, IPAex, Noto CJK, Takao, VL).
+JAPANESE_FONT_FILES = ("ipag", "ipaexg", "notosanscjk", "notosansjp", "takaogothic", "vl-gothic")
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
@@ -97,44 +99,38 @@ def average_linkage(distance: list[list[float]]) -> list[Merge]:
 
 
 def draw_dendrogram(axes: object, names: list[str], merges: list[Merge], red: list[bool]) -> None:
-    """Leaves left to right in the tree's order; links under the threshold coloured by
-    cluster, the others grey."""
+    """Leaves left to right in the tree's order; each largest subtree joined below the
+    threshold in a colour of its own, the links above it grey (as scipy's dendrogram)."""
     count = len(names)
+    root = count + len(merges) - 1
     order: list[int] = []
+    colour_of: dict[int, str] = {}
 
-    def leaves(node: int) -> None:
+    def height(node: int) -> float:
+        return 0.0 if node < count else merges[node - count].height
+
+    def walk(node: int, colour: str | None) -> None:
+        if colour is None and height(node) < CLUSTER_THRESHOLD and node >= count:
+            colour = COLOURS[len(set(colour_of.values())) % len(COLOURS)]
         if node < count:
             order.append(node)
-        else:
-            merge = merges[node - count]
-            leaves(merge.left)
-            leaves(merge.right)
+            return
+        colour_of[node] = colour or "gray"
+        walk(merges[node - count].left, colour)
+        walk(merges[node - count].right, colour)
 
-    leaves(count + len(merges) - 1 if merges else 0)
+    walk(root, None)
     x_of = {leaf: float(place) for place, leaf in enumerate(order)}
-    height_of = {leaf: 0.0 for leaf in range(count)}
-    colour_of: dict[int, str] = {}
-    next_colour = 0
     for number, merge in enumerate(merges):
         node = count + number
-        if merge.height <= CLUSTER_THRESHOLD:
-            inherited = colour_of.get(merge.left) or colour_of.get(merge.right)
-            if inherited is None:
-                inherited = COLOURS[next_colour % len(COLOURS)]
-                next_colour += 1
-            colour = inherited
-            colour_of[node] = colour
-        else:
-            colour = "gray"
         left_x, right_x = x_of[merge.left], x_of[merge.right]
         axes.plot(  # type: ignore[attr-defined]
             [left_x, left_x, right_x, right_x],
-            [height_of[merge.left], merge.height, merge.height, height_of[merge.right]],
-            color=colour,
+            [height(merge.left), merge.height, merge.height, height(merge.right)],
+            color=colour_of[node],
             linewidth=1.5,
         )
         x_of[node] = (left_x + right_x) / 2
-        height_of[node] = merge.height
     axes.set_xticks(range(count))  # type: ignore[attr-defined]
     labels = axes.set_xticklabels(  # type: ignore[attr-defined]
         [names[leaf] for leaf in order], rotation=45, ha="right", fontweight="bold"
@@ -144,6 +140,18 @@ def draw_dendrogram(axes: object, names: list[str], merges: list[Merge], red: li
             label.set_color("red")
     axes.set_ylabel("距離（1 - スピアマン相関）")  # type: ignore[attr-defined]
     axes.set_title("相関行列に基づくタスク階層クラスタリング", fontweight="bold")  # type: ignore[attr-defined]
+
+
+def japanese_font() -> str | None:
+    """A system font with Japanese glyphs (for the titles, as the original's), registered with
+    matplotlib; None when there is none (the titles then miss their glyphs)."""
+    from matplotlib import font_manager
+
+    for path in sorted(font_manager.findSystemFonts()):
+        if any(part in Path(path).name.lower() for part in JAPANESE_FONT_FILES):
+            font_manager.fontManager.addfont(path)
+            return str(font_manager.FontProperties(fname=path).get_name())
+    return None
 
 
 def plot_task_correlation(board: Board, path: Path) -> None:
@@ -162,7 +170,9 @@ def plot_task_correlation(board: Board, path: Path) -> None:
     for i in range(count):
         distance[i][i] = 0.0
     plt = pyplot()
-    plt.rcParams["font.family"] = ["IPAGothic", "IPAPGothic", "Noto Sans CJK JP", "sans-serif"]
+    font = japanese_font()
+    if font is not None:
+        plt.rcParams["font.family"] = [font, "sans-serif"]
     figure, (heat, tree) = plt.subplots(1, 2, figsize=(12 + count * 0.8, 6 + count * 0.35))
     shown = [
         [math.nan if j > i or value is None else value for j, value in enumerate(row)]
@@ -172,7 +182,9 @@ def plot_task_correlation(board: Board, path: Path) -> None:
     for i in range(count):
         for j in range(i + 1):
             if matrix[i][j] is not None:
-                heat.text(j, i, f"{matrix[i][j]:.2f}", ha="center", va="center",
+                value = matrix[i][j]
+                ink = "white" if value is not None and abs(value - 0.5) > 0.3 else "black"
+                heat.text(j, i, f"{value:.2f}", ha="center", va="center", color=ink,
                           fontsize=9, fontweight="bold")  # fmt: skip
     heat.set_xticks(range(count))
     heat.set_yticks(range(count))
