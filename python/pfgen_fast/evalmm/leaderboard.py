@@ -209,13 +209,12 @@ def marked_cells(board: Board, style: str) -> list[list[str]]:
     cells = [["" if value is None else f"{value:.1f}" for value in row] for row in board.values]
     for index in range(len(board.columns)):
         ranked = sorted(
-            (row[index], number)
+            (-value, number)
             for number, row in enumerate(board.values)
-            if row[index] is not None
+            if (value := row[index]) is not None
         )
-        ranked.sort(key=lambda pair: (-pair[0], pair[1]))
-        for (value, number), mark in zip(ranked[:2], (bold, under), strict=False):
-            cells[number][index] = mark.format(f"{value:.1f}")
+        for (negated, number), mark in zip(ranked[:2], (bold, under), strict=False):
+            cells[number][index] = mark.format(f"{-negated:.1f}")
     return cells
 
 

@@ -260,8 +260,9 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> dict[str, Any
     info = task_info(run.task)
     metrics = [] if run.inference_only else run.metrics or list(info.metrics)
     folder = run.folder
+    errors: list[dict[str, Any]] = []
     if (folder / PREDICTIONS).exists() and not run.overwrite:
-        predictions, errors = reused(run), []
+        predictions = reused(run)
         print(f"{run.task}: reusing {folder / PREDICTIONS}", file=sys.stderr)
     else:
         predictions, errors = generate(run, client)
