@@ -9,9 +9,11 @@ A row is a dict of the requested columns as Arrow gives them: image columns stay
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,12 +24,18 @@ REVISIONS = (
 )
 BATCH_ROWS = 64
 README = "README.md"
+# Hub datasets already said to be unpinned in this process (said once each).
+UNPINNED_NOTED: set[str] = set()
+
+
+@cache
+def pinned_revisions() -> dict[str, Any]:
+    return dict(json.loads(REVISIONS.read_text(encoding="utf-8"))["datasets"])
 
 
 def pinned_revision(dataset: str) -> str | None:
     """The revision pinned for a Hub dataset id in reference_data, None when unpinned."""
-    pins = json.loads(REVISIONS.read_text(encoding="utf-8"))["datasets"]
-    entry = pins.get(dataset)
+    entry = pinned_revisions().get(dataset)
     return None if entry is None else entry["revision"]
 
 
@@ -56,6 +64,17 @@ def first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+def import_datasets(task: str, dataset: str) -> Any:
+    try:
+        import datasets  # type: ignore[import-untyped]
+    except ImportError:
+        raise DataError(
+            f"{task}: reading {dataset} from the Hub needs the datasets package "
+            f"(pip install 'pfgen_fast[mm]'), or " + hub_hint(task, dataset)
+        ) from None
+    return datasets
+
+
 @dataclass
 class HubSource:
     """A Hub dataset through `datasets`, at `revision` (None: the latest, said once)."""
@@ -65,11 +84,9 @@ class HubSource:
     revision: str | None
 
     def __post_init__(self) -> None:
-        if self.revision is None:
-            print(
-                f"note: {self.dataset} is unpinned: reading its latest revision",
-                file=sys.stderr,
-            )
+        if self.revision is None and self.dataset not in UNPINNED_NOTED:
+            UNPINNED_NOTED.add(self.dataset)
+            print(f"note: {self.dataset} is unpinned: reading its latest revision", file=sys.stderr)
 
     def unreachable(self, error: BaseException) -> DataError:
         return DataError(
@@ -78,21 +95,17 @@ class HubSource:
         )
 
     def config_names(self) -> list[str]:
+        datasets = import_datasets(self.task, self.dataset)
         try:
-            import datasets  # type: ignore[import-untyped]
-
             return list(datasets.get_dataset_config_names(self.dataset, revision=self.revision))
-        except ImportError as error:
-            raise self.unreachable(error) from None
         except Exception as error:  # any failure of the Hub or the cache: one line
             raise self.unreachable(error) from None
 
     def rows(
         self, config: str | None, split: str, columns: Sequence[str], optional: Sequence[str] = ()
     ) -> Iterator[dict[str, Any]]:
+        datasets = import_datasets(self.task, self.dataset)
         try:
-            import datasets  # type: ignore[import-untyped]
-
             loaded = datasets.load_dataset(
                 self.dataset, name=config, split=split, revision=self.revision
             )
@@ -168,20 +181,23 @@ def split_patterns(readme: Path, name: str, data_files: Any) -> dict[str, list[s
     raise DataError(f"{readme}: config {name!r}: data_files of an unknown form")
 
 
-def inferred_config(folder: Path) -> ConfigFiles:
-    """Without YAML configs: one config, splits from file or folder names (`test-0.parquet`,
-    `test.parquet`, `test/...`)."""
+def inferred_splits(root: Path, under: str = "") -> dict[str, list[str]]:
+    """Splits of the parquet files below `root / under` (paths relative to `root`), as
+    `datasets` names them without data_files: by the file's folder (`test/…`) or, directly in
+    the folder or its `data/`, by the start of the file's name (`test-00000-of-00001`)."""
     splits: dict[str, list[str]] = {}
-    for file in sorted(folder.rglob("*.parquet")):
-        relative = file.relative_to(folder)
+    base = root / under
+    for file in sorted(base.rglob("*.parquet")):
+        relative = file.relative_to(base)
         if any(part.startswith(".") for part in relative.parts):
             continue
-        stem = file.name.removesuffix(".parquet")
-        split = stem.split("-")[0] if "-" in stem else stem
-        if len(relative.parts) > 1 and relative.parts[0] != "data":
-            split = relative.parts[-2]
-        splits.setdefault(split, []).append(relative.as_posix())
-    return ConfigFiles("default", splits, default=True)
+        parent = relative.parent.name
+        if parent and parent != "data":
+            split = parent
+        else:
+            split = re.split(r"[-._ 0-9]", file.name, maxsplit=1)[0]
+        splits.setdefault(split, []).append(file.relative_to(root).as_posix())
+    return splits
 
 
 @dataclass
@@ -196,13 +212,16 @@ class LocalSource:
         readme = self.folder / README
         configs = front_matter(readme).get("configs") if readme.is_file() else None
         if not configs:
-            return [inferred_config(self.folder)]
+            return [ConfigFiles("default", inferred_splits(self.folder), default=True)]
         result = []
         for entry in configs:
             if not isinstance(entry, dict):
                 raise DataError(f"{readme}: configs entry is not a mapping")
             name = str(entry.get("config_name", "default"))
-            splits = split_patterns(readme, name, entry.get("data_files", "**"))
+            if "data_files" in entry:
+                splits = split_patterns(readme, name, entry["data_files"])
+            else:
+                splits = inferred_splits(self.folder, str(entry.get("data_dir", "")))
             result.append(ConfigFiles(name, splits, bool(entry.get("default", False))))
         return result
 
@@ -231,12 +250,9 @@ class LocalSource:
         if patterns is None:
             found = ", ".join(config.splits) or "none"
             raise DataError(f"{where}: config {config.name!r} has no split {split!r} ({found})")
-        files: list[Path] = []
+        files: dict[Path, None] = {}
         for pattern in patterns:
-            matched = sorted(
-                path for path in self.folder.glob(pattern) if path.is_file() and path not in files
-            )
-            files.extend(matched)
+            files.update(dict.fromkeys(sorted(p for p in self.folder.glob(pattern) if p.is_file())))
         parquet = [path for path in files if path.suffix == ".parquet"]
         if not parquet:
             raise DataError(
@@ -277,6 +293,9 @@ def parquet_rows(
     except (OSError, ValueError) as error:
         raise DataError(f"{file}: not a readable parquet file ({first_line(error)})") from None
     names = select_columns(str(file), reader.schema_arrow.names, columns, optional)
+    # One row group at a time (iter_batches reads ahead far more than a batch).
     with reader:
-        for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=names):
-            yield from batch.to_pylist()
+        for group in range(reader.metadata.num_row_groups):
+            table = reader.read_row_group(group, columns=names)
+            for batch in table.to_batches(max_chunksize=BATCH_ROWS):
+                yield from batch.to_pylist()

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.evalmm.task_data import Source
@@ -62,7 +62,7 @@ class TaskImage:
     the dataset's own bytes."""
 
     data: bytes
-    decoding: str = "datasets"
+    decoding: Literal["datasets", "plain"] = "datasets"
     convert_rgb: bool = False
     resaves: int = 0
     base64_text: bool = False
