@@ -70,15 +70,31 @@ def make_dataset(folder: Path, items: int) -> int:
     return sum(len(images[i % DISTINCT_IMAGES]) for i in range(items))
 
 
-def timed_run(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process."""
+# Runs the CLI, then writes the process's peak RSS (VmHWM, which, unlike ru_maxrss, does not
+# carry over the forking parent's peak) to the file named by its first argument.
+PEAK_WRAPPER = """
+import atexit, runpy, sys
+out = sys.argv.pop(1)
+def peak():
+    hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM"))
+    open(out, "w").write(hwm.split()[1])
+atexit.register(peak)
+sys.argv[0] = "pfgen_fast"
+runpy.run_module("pfgen_fast", run_name="__main__")
+"""
+
+
+def timed_run(arguments: list[str], env: dict[str, str], work: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one CLI run."""
+    peak_file = work / "peak-kb"
+    command = [sys.executable, "-c", PEAK_WRAPPER, str(peak_file), *arguments]
     started = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"mm run failed (exit {os.waitstatus_to_exitcode(status)})")
-    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return seconds, usage.ru_utime + usage.ru_stime, int(peak_file.read_text()) / 1024
 
 
 def report(what: str, items: int, seconds: float, cpu: float, peak: float) -> None:
@@ -130,15 +146,15 @@ def main() -> None:
             url = server.stdout.readline().strip()
             env = {**os.environ, "PFGEN_FAST_CACHE": str(work / "cache")}
             command = [
-                sys.executable, "-m", "pfgen_fast", "mm", "run", "--task", TASK,
+                "mm", "run", "--task", TASK,
                 "--model", "bench-model", "--base-url", url, "--data", str(work / "dataset"),
                 "--out", str(work / "result"), "--inference-only", "--overwrite",
                 "--concurrency", str(args.concurrency),
             ]  # fmt: skip
             print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-            seconds, cpu, peak = timed_run(command, env)
+            seconds, cpu, peak = timed_run(command, env, work)
             report("mm run", args.items, seconds, cpu, peak)
-            report("mm run again (all cached)", args.items, *timed_run(command, env))
+            report("mm run again (all cached)", args.items, *timed_run(command, env, work))
             reference = baseline(url, work / "dataset")
             print(f"baseline (original adapter path, sequential): {reference:.0f} items/s; "
                   f"mm run is {args.items / seconds / reference:.1f}x")  # fmt: skip
