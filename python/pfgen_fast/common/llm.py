@@ -431,6 +431,9 @@ class LLMClient:
         servers = [Server(url) for url in self.base_urls]
         down_after = max(self.concurrency, MIN_FAILURES_FOR_DOWN)
         changed = asyncio.Condition()
+        # Keys stored by this run: the same request again in it is asked again, as when every
+        # request looked in the cache before the first reply came.
+        stored_now: set[str] = set()
         exhausted = False
         done = 0
         headers = {"Content-Type": "application/json"}
@@ -512,7 +515,9 @@ class LLMClient:
                             changed.notify_all()
                             return
                         await changed.wait()
-                result: LLMReply | LLMError | None = self.from_cache(job.key, job.request)
+                result: LLMReply | LLMError | None = None
+                if job.key not in stored_now:
+                    result = self.from_cache(job.key, job.request)
                 if result is None:
                     url = server.base_url + job.request.endpoint
                     chat = isinstance(job.request, ChatRequest)
@@ -533,6 +538,7 @@ class LLMClient:
                     else:
                         server.failures_in_a_row = 0
                         self.store(job, url, result)
+                        stored_now.add(job.key)
                 finish(job, result, server.base_url)
                 if isinstance(result, LLMError):
                     stop_if_all_down(result)
@@ -544,7 +550,13 @@ class LLMClient:
                 max_connections=self.concurrency, max_keepalive_connections=self.concurrency
             )
             async with httpx.AsyncClient(limits=limits, headers=headers) as http:
-                await asyncio.gather(*(work(number, http) for _ in range(self.concurrency)))
+                workers = [asyncio.create_task(work(number, http)) for _ in range(self.concurrency)]
+                try:
+                    await asyncio.gather(*workers)
+                finally:  # no worker may outlive the connection pool
+                    for worker in workers:
+                        worker.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
 
         tasks = [asyncio.create_task(serve(number)) for number in range(len(servers))]
         try:
