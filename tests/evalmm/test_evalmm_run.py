@@ -370,3 +370,22 @@ def test_spearman_and_average_linkage_by_hand() -> None:
     distance = [[0, 2, 6, 10], [2, 0, 5, 9], [6, 5, 0, 4], [10, 9, 4, 0]]
     # 0+1 at 2; 2+3 at 4; then the mean of 6, 10, 5, 9 = 7.5.
     assert average_linkage(distance) == [Merge(0, 1, 2, 2), Merge(2, 3, 4, 2), Merge(4, 5, 7.5, 4)]
+
+
+def test_mecha_ja_rotated_choices_are_scored_per_rotation(tmp_path: Path) -> None:
+    import mm_datasets
+
+    data = mm_datasets.mecha_ja(tmp_path / "mecha")
+    vlm = VLM(answer=lambda text: "B")
+    with serve(vlm) as url:
+        done = run_cli(
+            "mm", "run", "--task", "mecha-ja", "--model", "m", "--base-url", url,
+            "--data", data, "--out", tmp_path / "result", "--rotate-choices", cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "result" / "mecha-ja" / "m"
+    assert [p["question_id"] for p in lines(folder / "prediction.jsonl")] == [
+        f"{row}_rot{turn}" for row in range(2) for turn in range(4)
+    ]
+    details = json.loads((folder / "evaluation.jsonl").read_text())["mecha-ja"]["details"]
+    assert {"rot_0", "rot_3", "overall"} <= set(details)

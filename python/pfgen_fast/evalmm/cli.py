@@ -134,6 +134,10 @@ def add_run_arguments(actions: Any) -> None:
     )
     run.add_argument("--max-items", type=positive_int, help="only the first N items of a task")
     run.add_argument(
+        "--rotate-choices", action="store_true",
+        help="mecha-ja: each item four times, its options rotated (as the original's option)",
+    )  # fmt: skip
+    run.add_argument(
         "--max-tokens", type=positive_int, default=256, help="tokens per reply (default: 256)"
     )
     run.add_argument("--temperature", type=non_negative_float, default=0.0, help="(default: 0)")
@@ -422,7 +426,7 @@ def run_model(args: argparse.Namespace) -> int:
         for task in dict.fromkeys(args.task):
             task_run = run.TaskRun(
                 task, args.model, args.out, data.get(task), generation, args.metrics,
-                args.inference_only, args.max_items, args.overwrite,
+                args.inference_only, args.max_items, args.overwrite, args.rotate_choices,
             )  # fmt: skip
             try:
                 evaluation = run.run_task(task_run, client, options)

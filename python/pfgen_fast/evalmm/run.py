@@ -99,6 +99,7 @@ class TaskRun:
     inference_only: bool
     max_items: int | None
     overwrite: bool
+    rotate_choices: bool = False
 
     @property
     def folder(self) -> Path:
@@ -165,7 +166,9 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
     asked: list[int] = []  # the prediction each request is for
 
     def requests() -> Iterator[ChatRequest]:
-        items = iter_items(run.task, run.data_dir, max_items=run.max_items)
+        items = iter_items(
+            run.task, run.data_dir, rotate_choices=run.rotate_choices, max_items=run.max_items
+        )
         for item in items:
             predictions.append(Prediction(item.question_id, "", item.answer, item.prompt, item.doc))
             try:
@@ -193,7 +196,9 @@ def reused(run: TaskRun) -> list[Prediction]:
     path = run.folder / PREDICTIONS
     predictions = [
         Prediction(item.question_id, "", item.answer, item.prompt, item.doc)
-        for item in iter_items(run.task, run.data_dir, max_items=run.max_items)
+        for item in iter_items(
+            run.task, run.data_dir, rotate_choices=run.rotate_choices, max_items=run.max_items
+        )
     ]
     count = 0
     for line in iter_json_lines(path):
