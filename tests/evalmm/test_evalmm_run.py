@@ -389,3 +389,23 @@ def test_mecha_ja_rotated_choices_are_scored_per_rotation(tmp_path: Path) -> Non
     ]
     details = json.loads((folder / "evaluation.jsonl").read_text())["mecha-ja"]["details"]
     assert {"rot_0", "rot_3", "overall"} <= set(details)
+
+
+def test_default_metrics_with_a_judge_on_its_own_server(tmp_path: Path) -> None:
+    data = one_image_task(tmp_path / "data", mixed_images(3))
+    model, judge = VLM(), VLM(answer=lambda text: "4")
+    with serve(model) as url, serve(judge) as judge_url:
+        without = run_cli("mm", "run", "--task", TASK, "--model", "m", "--base-url", url,
+                          "--data", data, "--out", tmp_path / "r", cwd=tmp_path)  # fmt: skip
+        done = run_cli(
+            "mm", "run", "--task", TASK, "--model", "m", "--base-url", url, "--data", data,
+            "--out", tmp_path / "r", "--judge-model", "judge", "--judge-base-url", judge_url,
+            "--evalmm-dir", EVALMM_DIR, cwd=tmp_path,
+        )  # fmt: skip
+    assert "--judge-base-url and --judge-model" in one_line_error(without)
+    assert done.returncode == 0, done.stderr
+    assert len(model.seen) == 3 and len(judge.seen) == 3
+    assert all(s.model == "judge" and not s.images for s in judge.seen)
+    evaluation = json.loads((tmp_path / "r" / TASK / "m" / "evaluation.jsonl").read_text())
+    assert list(evaluation) == ["llm-as-a-judge", "rougel"]
+    assert evaluation["llm-as-a-judge"]["overall_score"] == 4.0

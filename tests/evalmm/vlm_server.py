@@ -95,7 +95,7 @@ def make_handler(vlm: VLM) -> type[BaseHTTPRequestHandler]:
                 self.reply(200, QUICK_REPLY)
                 return
             request = json.loads(data)
-            [message] = request["messages"]
+            message = request["messages"][-1]  # a judge's request may start with a system one
             content = message["content"]
             parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
             text = "".join(part["text"] for part in parts if part["type"] == "text")
