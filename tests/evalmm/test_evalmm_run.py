@@ -146,6 +146,10 @@ def test_run_sends_each_item_as_stored_and_writes_the_original_layout(tmp_path: 
     schema = original_result_schema()
     assert schema.load_predictions(str(folder)) == predictions
     assert set(schema.load_evaluation(str(folder))) == {"rougel"}
+    rescored = run_cli("mm", "evaluate", out, "--metrics", "rougel", "exact-match")
+    assert rescored.returncode == 0, rescored.stderr
+    assert "org/vlm-1" in rescored.stdout
+    assert set(schema.load_evaluation(str(folder))) == {"rougel", "exact-match"}
 
 
 def test_image_formats_png_and_jpeg_as_the_original_adapter(tmp_path: Path) -> None:
