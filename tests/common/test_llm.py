@@ -419,3 +419,29 @@ def test_import_loads_neither_numpy_nor_the_core():
         [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_several_servers_share_requests_and_retry_a_failing_ones_on_the_others(tmp_path):
+    slow, quick = Behaviour(delay=0.02, responder=echo), Behaviour(responder=echo)
+    requests = [CompletionRequest(f"p{i}") for i in range(30)]
+    with serve(slow) as one, serve(quick) as two, serve(Behaviour(fail_every=1)) as bad:
+        results = client([one, two], tmp_path, concurrency=2).run(requests)
+        assert [r.text for r in results] == [f"p{i}"[::-1] for i in range(30)]
+        assert slow.received and quick.received
+        assert len(slow.received) + len(quick.received) == 30
+        again = client([two, one], tmp_path, concurrency=2)
+        again.run(requests)  # the same servers in another order: the same cache keys
+        assert again.stats.cached == 30
+        failover = client([bad, two], tmp_path, concurrency=2, max_retries=0, cache_path=None)
+        assert all(isinstance(r, LLMReply) for r in failover.run(requests))
+    assert failover.stats.failed == 0
+
+
+def test_base_url_may_repeat():
+    parser = argparse.ArgumentParser()
+    add_llm_arguments(parser)
+    args = parser.parse_args(
+        ["--base-url", "http://a:1/v1", "--base-url", "http://b:2/v1", "--judge-model", "j"]
+    )
+    assert (args.base_url, args.base_urls) == ("http://a:1/v1", ["http://a:1/v1", "http://b:2/v1"])
+    assert client_from_args(args, log_path=None).base_urls == ["http://a:1/v1", "http://b:2/v1"]

@@ -18,6 +18,15 @@
   would silently give wrong results, while a server moved to a new address only costs calls.
   The API key, timeouts and concurrency are not part of it: they do not change a reply.
 * Every reply, cached or not, and every failure is appended to `log_path` as one JSON line.
+* Several servers (replicas of one model): each runs `concurrency` requests at once, taking the
+  next request as soon as it is free, so faster servers take more. A request that fails for
+  good on one server is tried on each other server not yet down; a server with
+  `max(concurrency, 3)` failures in a row is down and takes no more, and `run` raises once every
+  server is down. The cache key then holds the sorted list of the servers' endpoint URLs (the
+  replica set names the model), so the same servers in any order share replies.
+* Requests may come from an iterator: each is built when a server is free to take it, so a
+  long run of large requests (images) never holds them all. Data URLs (`data:...;base64,...`)
+  are stored in the cache's request column and the log by their length, not in full.
 
 httpx is the HTTP library: asynchronous with connection pooling and per-phase timeouts, well
 kept, and small. The openai SDK would bring its own retry policy and reply models (pydantic),
@@ -36,7 +45,8 @@ import json
 import math
 import os
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +75,7 @@ class LLMError(PfgenError):
 class ChatRequest:
     """A chat: messages as the API takes them; `params` passed through, None values dropped."""
 
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     params: dict[str, Any] = field(default_factory=dict)
     endpoint: ClassVar[str] = "/chat/completions"
 
@@ -200,6 +210,21 @@ def number(value: Any) -> float:
     return float(value)
 
 
+def request_for_record(value: Any) -> Any:
+    """A request body as the cache and the log keep it: each data URL
+    (`data:TYPE;base64,...`) as `data:TYPE;base64,(N characters)`, the rest as it is (the
+    cache key covers the whole request)."""
+    if isinstance(value, dict):
+        return {name: request_for_record(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [request_for_record(item) for item in value]
+    if isinstance(value, str) and value.startswith("data:"):
+        kind, separator, data = value.partition(";base64,")
+        if separator:
+            return f"{kind};base64,({len(data)} characters)"
+    return value
+
+
 class _Default(enum.Enum):
     DEFAULT = enum.auto()
 
@@ -235,12 +260,41 @@ def error_body(response: httpx.Response) -> dict[str, Any]:
     return body if isinstance(body, dict) else {"error": {"message": response.text}}
 
 
+@dataclass
+class Server:
+    """One server of a client, and how its calls went lately."""
+
+    base_url: str
+    failures_in_a_row: int = 0
+    down: bool = False
+    waiting: deque[Job] = field(default_factory=deque)  # requests moved here from another
+
+
+@dataclass
+class Job:
+    """A request on its way: its place, its body (as sent: canonical JSON), its cache key, the
+    servers it failed on."""
+
+    index: int
+    request: ChatRequest | CompletionRequest
+    body: dict[str, Any]
+    payload: bytes
+    key: str
+    failed_on: set[int] = field(default_factory=set)
+    kept: Any = None  # the body as the cache and the log keep it, once made
+
+    def record(self) -> Any:
+        if self.kept is None:
+            self.kept = request_for_record(self.body)
+        return self.kept
+
+
 class LLMClient:
-    """Asks an OpenAI-compatible server; see the module's docstring for the policy."""
+    """Asks OpenAI-compatible servers; see the module's docstring for the policy."""
 
     def __init__(
         self,
-        base_url: str,
+        base_url: str | list[str],
         model: str,
         *,
         api_key: str | None = None,
@@ -251,14 +305,19 @@ class LLMClient:
         log_path: Path | None = None,
         accept_400: bool = False,
     ) -> None:
-        parts = urllib.parse.urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise PfgenError(
-                f"--base-url {base_url!r}: expected an http:// or https:// URL with a host"
-            )
+        base_urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        if not base_urls:
+            raise PfgenError("the LLM client needs a server (--base-url)")
+        for url in base_urls:
+            parts = urllib.parse.urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise PfgenError(
+                    f"--base-url {url!r}: expected an http:// or https:// URL with a host"
+                )
         if concurrency < 1 or timeout <= 0 or max_retries < 0:
             raise PfgenError("the LLM client needs concurrency >= 1, timeout > 0, retries >= 0")
-        self.base_url = base_url.rstrip("/")
+        self.base_urls = list(dict.fromkeys(url.rstrip("/") for url in base_urls))
+        self.base_url = self.base_urls[0]
         self.model = model
         self.api_key = os.environ.get("OPENAI_API_KEY", "") if api_key is None else api_key
         self.concurrency = concurrency
@@ -284,16 +343,18 @@ class LLMClient:
 
     def run(
         self,
-        requests: Sequence[ChatRequest | CompletionRequest],
+        requests: Iterable[ChatRequest | CompletionRequest],
         progress: Callable[[int, int], None] | None = None,
         *,
         on_result: Callable[[int, LLMReply | LLMError], None] | None = None,
     ) -> list[LLMReply | LLMError]:
         """The replies in request order (an LLMError where a call failed for good). As each
         request is done, `on_result(index, result)` then `progress(done, total)` are called
-        (an exception they raise stops the run). Not callable from a running event loop."""
+        (an exception they raise stops the run; `total` is 0 when `requests` has no length).
+        An iterator is read only as servers are free. Not callable from a running event loop."""
+        total = len(requests) if isinstance(requests, Sized) else 0
         with self.opened_log() as log:
-            return asyncio.run(self.run_all(list(requests), progress, on_result, log))
+            return asyncio.run(self.run_all(iter(requests), total, progress, on_result, log))
 
     @contextmanager
     def opened_log(self) -> Iterator[IO[str] | None]:
@@ -318,73 +379,165 @@ class LLMClient:
         except OSError as error:
             raise PfgenError(f"{self.log_path}: cannot write: {error.strerror or error}") from None
 
+    def job(self, index: int, request: ChatRequest | CompletionRequest) -> Job:
+        """The request's body, serialised once: sent as it is, and hashed with the server's
+        URL (or the sorted URLs of several) into the key: the SHA-256 of the canonical JSON of
+        `[where, body]`, written here without serialising the body a second time."""
+        body = request.body(self.model)
+        payload = canonical_json(body).encode()
+        urls = [url + request.endpoint for url in self.base_urls]
+        where = canonical_json(urls[0] if len(urls) == 1 else sorted(urls))
+        key = hashlib.sha256(f"[{where},".encode())
+        key.update(payload)
+        key.update(b"]")
+        return Job(index, request, body, payload, key.hexdigest())
+
     async def run_all(
         self,
-        requests: list[ChatRequest | CompletionRequest],
+        requests: Iterator[ChatRequest | CompletionRequest],
+        total: int,
         progress: Callable[[int, int], None] | None,
         on_result: Callable[[int, LLMReply | LLMError], None] | None,
         log: IO[str] | None,
     ) -> list[LLMReply | LLMError]:
-        results: list[LLMReply | LLMError | None] = [None] * len(requests)
-        semaphore = asyncio.Semaphore(self.concurrency)
+        results: list[LLMReply | LLMError | None] = []
+        servers = [Server(url) for url in self.base_urls]
         down_after = max(self.concurrency, MIN_FAILURES_FOR_DOWN)
-        failures_in_a_row = 0
+        changed = asyncio.Condition()
+        # Keys stored by this run: the same request again in it is asked again, as when every
+        # request looked in the cache before the first reply came.
+        stored_now: set[str] = set()
+        exhausted = False
         done = 0
-        limits = httpx.Limits(
-            max_connections=self.concurrency, max_keepalive_connections=self.concurrency
-        )
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
 
-        async def answer(index: int, http: httpx.AsyncClient) -> None:
-            nonlocal failures_in_a_row, done
-            request = requests[index]
-            url = self.base_url + request.endpoint
-            body = request.body(self.model)
-            key = hashlib.sha256(canonical_json([url, body]).encode()).hexdigest()
-            entry: dict[str, Any] = {"url": url, "request": body}
-            result = self.from_cache(key, request)
-            if result is None:
-                try:
-                    async with semaphore:
-                        chat = isinstance(request, ChatRequest)
-                        result = await self.call(http, url, body, chat)
-                except LLMError as refused:
-                    self.write_log(log, {**entry, "error": str(refused), "status": refused.status})
-                    raise
+        def next_job(server: Server) -> Job | None:
+            """A request moved to this server, else the next new one."""
+            nonlocal exhausted
+            if server.waiting:
+                return server.waiting.popleft()
+            if exhausted:
+                return None
+            request = next(requests, None)
+            if request is None:
+                exhausted = True
+                return None
+            results.append(None)
+            return self.job(len(results) - 1, request)
+
+        def finish(job: Job, result: LLMReply | LLMError, url: str) -> None:
+            nonlocal done
+            if log is not None:
+                entry: dict[str, Any] = {"url": url + job.request.endpoint, "request": job.record()}
                 if isinstance(result, LLMError):
-                    self.stats.failed += 1
-                    failures_in_a_row += 1
+                    entry.update(error=str(result), status=result.status)
                 else:
-                    failures_in_a_row = 0
-                    self.store(key, url, body, result)
-            if isinstance(result, LLMError):
-                entry.update(error=str(result), status=result.status)
-            else:
-                entry.update(status=result.status, cached=result.cached, response=result.raw)
-            self.write_log(log, entry)
-            results[index] = result
+                    entry.update(status=result.status, cached=result.cached, response=result.raw)
+                self.write_log(log, entry)
+            results[job.index] = result
             done += 1
             if on_result is not None:
-                on_result(index, result)
+                on_result(job.index, result)
             if progress is not None:
-                progress(done, len(results))
-            if isinstance(result, LLMError) and failures_in_a_row >= down_after:
-                raise LLMError(
-                    f"{self.base_url}: the server looks down ({failures_in_a_row} calls in a "
-                    f"row failed; last: {result})",
-                    result.status,
-                )
+                progress(done, total)
 
-        async with httpx.AsyncClient(limits=limits, headers=headers) as http:
-            tasks = [asyncio.create_task(answer(i, http)) for i in range(len(requests))]
-            try:
-                await asyncio.gather(*tasks)
-            finally:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+        def failed(job: Job, number: int) -> bool:
+            """Counts a failure for good on a server; False when another server takes the
+            request."""
+            server = servers[number]
+            server.failures_in_a_row += 1
+            job.failed_on.add(number)
+            if server.failures_in_a_row >= down_after:
+                server.down = True
+                alive = [other for other in servers if not other.down]
+                for moved in server.waiting:
+                    moved.failed_on.add(number)
+                    if alive:
+                        min(alive, key=lambda other: len(other.waiting)).waiting.append(moved)
+                server.waiting.clear()
+            others = [
+                other
+                for i, other in enumerate(servers)
+                if i not in job.failed_on and not other.down
+            ]
+            if others:
+                min(others, key=lambda other: len(other.waiting)).waiting.append(job)
+                return False
+            return True
+
+        def stop_if_all_down(error: LLMError) -> None:
+            if not all(server.down for server in servers):
+                return
+            if len(servers) == 1:
+                raise LLMError(
+                    f"{self.base_url}: the server looks down ({servers[0].failures_in_a_row} "
+                    f"calls in a row failed; last: {error})",
+                    error.status,
+                )
+            urls = ", ".join(self.base_urls)
+            raise LLMError(f"every server looks down ({urls}); last: {error}", error.status)
+
+        async def work(number: int, http: httpx.AsyncClient) -> None:
+            server = servers[number]
+            while True:
+                async with changed:
+                    while server.down or (job := next_job(server)) is None:
+                        if server.down or (exhausted and done == len(results)):
+                            changed.notify_all()
+                            return
+                        await changed.wait()
+                result: LLMReply | LLMError | None = None
+                if job.key not in stored_now:
+                    result = self.from_cache(job.key, job.request)
+                if result is None:
+                    url = server.base_url + job.request.endpoint
+                    chat = isinstance(job.request, ChatRequest)
+                    try:
+                        result = await self.call(http, url, job.payload, chat)
+                    except LLMError as refused:
+                        entry = {"url": url, "request": job.record()}
+                        self.write_log(
+                            log, {**entry, "error": str(refused), "status": refused.status}
+                        )
+                        raise
+                    if isinstance(result, LLMError):
+                        if not failed(job, number):
+                            async with changed:
+                                changed.notify_all()
+                            continue
+                        self.stats.failed += 1
+                    else:
+                        server.failures_in_a_row = 0
+                        self.store(job, url, result)
+                        stored_now.add(job.key)
+                finish(job, result, server.base_url)
+                if isinstance(result, LLMError):
+                    stop_if_all_down(result)
+                async with changed:
+                    changed.notify_all()
+
+        async def serve(number: int) -> None:
+            limits = httpx.Limits(
+                max_connections=self.concurrency, max_keepalive_connections=self.concurrency
+            )
+            async with httpx.AsyncClient(limits=limits, headers=headers) as http:
+                workers = [asyncio.create_task(work(number, http)) for _ in range(self.concurrency)]
+                try:
+                    await asyncio.gather(*workers)
+                finally:  # no worker may outlive the connection pool
+                    for worker in workers:
+                        worker.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
+
+        tasks = [asyncio.create_task(serve(number)) for number in range(len(servers))]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         return [result for result in results if result is not None]
 
     def from_cache(self, key: str, request: ChatRequest | CompletionRequest) -> LLMReply | None:
@@ -405,18 +558,17 @@ class LLMClient:
         self.stats.cached += 1
         return reply
 
-    def store(self, key: str, url: str, body: dict[str, Any], reply: LLMReply) -> None:
+    def store(self, job: Job, url: str, reply: LLMReply) -> None:
         self.stats.prompt_tokens += reply.usage.get("prompt_tokens", 0)
         self.stats.completion_tokens += reply.usage.get("completion_tokens", 0)
         if self.cache is not None:
-            self.cache.put(key, url, canonical_json(body), reply.status, reply.raw)
+            self.cache.put(job.key, url, canonical_json(job.record()), reply.status, reply.raw)
 
     async def call(
-        self, http: httpx.AsyncClient, url: str, body: dict[str, Any], chat: bool
+        self, http: httpx.AsyncClient, url: str, content: bytes, chat: bool
     ) -> LLMReply | LLMError:
-        """One request with its retries: the reply, or an LLMError once the tries are used up;
-        raises an LLMError for a status that retrying cannot change."""
-        content = json.dumps(body, ensure_ascii=False).encode()
+        """One request (its JSON body) with its retries: the reply, or an LLMError once the
+        tries are used up; raises an LLMError for a status that retrying cannot change."""
         waits = backoffs()
         failure, status = "", None
         tries = 0
@@ -465,6 +617,22 @@ class LLMClient:
         return LLMError(f"{url}: HTTP {status}: {message} (model {self.model})", status)
 
 
+class BaseURLs(argparse.Action):
+    """`--base-url`, repeatable: the first in `base_url` (what a command records as its
+    server), all of them in `base_urls`."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        urls = [*(getattr(namespace, "base_urls", None) or []), values]
+        namespace.base_urls = urls
+        namespace.base_url = urls[0]
+
+
 def add_llm_arguments(
     parser: argparse.ArgumentParser,
     *,
@@ -476,16 +644,18 @@ def add_llm_arguments(
     """The server options every command that asks a model shares. With `base_url_default`,
     `--base-url` is optional: $OPENAI_BASE_URL, else that URL. `cache` adds `--no-cache`."""
     group = parser.add_argument_group("LLM server")
-    key_help = "the API key comes from $OPENAI_API_KEY"
+    key_help = "the API key comes from $OPENAI_API_KEY; repeat for several servers of one model"
     if base_url_default is None:
         group.add_argument(
             "--base-url",
             required=True,
+            action=BaseURLs,
             help=f"OpenAI-compatible API base URL, e.g. http://127.0.0.1:8000/v1 ({key_help})",
         )
     else:
         group.add_argument(
             "--base-url",
+            action=BaseURLs,
             default=os.environ.get("OPENAI_BASE_URL") or base_url_default,
             help=f"server URL (default: $OPENAI_BASE_URL, else {base_url_default}); {key_help}",
         )
@@ -518,7 +688,7 @@ def client_from_args(
 ) -> LLMClient:
     """A client configured by the options of `add_llm_arguments`."""
     return LLMClient(
-        args.base_url,
+        getattr(args, "base_urls", None) or args.base_url,
         getattr(args, args.llm_model_dest),
         concurrency=args.concurrency,
         timeout=args.timeout,

@@ -26,6 +26,11 @@ ROOM = Room(
             f"{COMMANDS}.leaderboard",
         ),
         Command(
+            "run",
+            "run a vision-language model (any OpenAI-compatible server) on tasks, then score",
+            f"{COMMANDS}.run",
+        ),
+        Command(
             "tasks",
             "llm-jp-eval-mm's tasks: dataset, pinned revision, split, metrics, cluster",
             f"{COMMANDS}.tasks",

@@ -59,15 +59,23 @@ class Run:
 
 
 def find_runs(result_dir: Path) -> list[Path]:
+    """Every `<task>/<model>/` folder holding predictions (a model name with '/' is a deeper
+    folder, as llm-jp-eval-mm writes it)."""
     if not result_dir.is_dir():
         raise PfgenError(f"{result_dir}: not a directory")
-    runs = sorted(result_dir.glob(f"*/*/{PREDICTIONS}"))
+    runs = [
+        path.parent
+        for path in sorted(result_dir.glob(f"*/**/{PREDICTIONS}"))
+        if len(path.parent.relative_to(result_dir).parts) >= 2
+    ]
     if not runs:
         raise PfgenError(f"{result_dir}: no <task>/<model>/{PREDICTIONS} found")
-    return [path.parent for path in runs]
+    return runs
 
 
-def read_run(folder: Path) -> Run:
+def read_run(folder: Path, result_dir: Path | None = None) -> Run:
+    """One run; its task and model from the folder's place under `result_dir` (default: the
+    folder's parent and own name)."""
     lines, wheres = [], []
     for line in iter_json_lines(folder / PREDICTIONS):
         require(line.value, "text", str, line.where)
@@ -76,7 +84,10 @@ def read_run(folder: Path) -> Run:
         wheres.append(line.where)
     if not lines:
         raise InputError(f"{folder / PREDICTIONS}: no items")
-    return Run(folder.parent.name, folder.name, folder, lines, wheres)
+    if result_dir is None:
+        return Run(folder.parent.name, folder.name, folder, lines, wheres)
+    task, *model = folder.relative_to(result_dir).parts
+    return Run(task, "/".join(model), folder, lines, wheres)
 
 
 def metrics_of(run: Run, chosen: list[str] | None) -> list[str]:

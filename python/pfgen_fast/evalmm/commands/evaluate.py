@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     runs, failed = [], 0
     for folder in folders:
         try:
-            run = evaluate.read_run(folder)
+            run = evaluate.read_run(folder, args.result_dir)
             runs.append((run, evaluate.metrics_of(run, args.metrics)))
         except PfgenError as error:
             print(f"error: {error}", file=sys.stderr)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
-
-from pfgen_fast.common.errors import PfgenError
 
 # A leaderboard cell without a score: no evaluation, or a judged metric with no item judged.
 NO_SCORE = "n/a"
@@ -15,20 +14,38 @@ NO_SCORE = "n/a"
 def add_arguments(leaderboard: argparse.ArgumentParser) -> None:
     leaderboard.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
     leaderboard.add_argument("--table", type=Path, help="also write it (.csv/.parquet/.json)")
+    leaderboard.add_argument(
+        "--format", choices=("markdown", "latex", "csv", "json"),
+        help="print make_leaderboard.py's table instead: display names, percentages, cluster "
+        "deviation scores, the best bold and the second underlined (json: its leaderboard.json)",
+    )  # fmt: skip
+    leaderboard.add_argument(
+        "--plot", type=Path, metavar="FILE",
+        help="write the tasks' Spearman correlation heatmap and clustering dendrogram "
+        "(PNG, SVG or PDF by the suffix; needs matplotlib)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     from pfgen_fast.evalmm import leaderboard
-    from pfgen_fast.evalmm.evaluate import EVALUATION
 
-    results = {}
-    for folder in sorted(args.result_dir.glob(f"*/*/{EVALUATION}")):
-        results[(folder.parent.parent.name, folder.parent.name)] = leaderboard.read_evaluation(
-            folder.parent
-        )
-    if not results:
-        raise PfgenError(f"{args.result_dir}: no <task>/<model>/{EVALUATION} found")
-    show_leaderboard(results, args.table)
+    results = leaderboard.find_evaluations(args.result_dir)
+    if args.format is None:
+        show_leaderboard(results, args.table)
+    else:
+        board = leaderboard.make_board(results)
+        sys.stdout.write(leaderboard.format_board(board, args.format))
+        sys.stdout.flush()
+        if args.table is not None:
+            from pfgen_fast.common.tables import write_table
+
+            rows = [[m, *row] for m, row in zip(board.models, board.values, strict=True)]
+            write_table(args.table, ["Model", *board.columns], rows)
+    if args.plot is not None:
+        from pfgen_fast.evalmm.task_correlation import plot_task_correlation
+
+        plot_task_correlation(leaderboard.make_board(results), args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 
 

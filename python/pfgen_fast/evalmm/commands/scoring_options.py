@@ -1,4 +1,5 @@
-"""What `mm score` and `mm evaluate` share: the scoring options and the judge they ask."""
+"""What `mm score`, `mm evaluate` and `mm run` share: the scoring options and the judge they
+ask."""
 
 from __future__ import annotations
 
@@ -14,6 +15,17 @@ JUDGE_ERRORS = ("exclude", "zero")
 
 
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:
+    """The scorers' choices, and the judge's server as the model server's options (`mm score`,
+    `mm evaluate`: the judge is the only model they ask)."""
+    add_scorer_choices(parser)
+    add_llm_arguments(parser)
+    for action in parser._actions:
+        if action.dest in ("base_url", "judge_model"):
+            action.required = False
+            action.help = f"{action.help} (judge metrics only)"
+
+
+def add_scorer_choices(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--neologdn",
         action="store_true",
@@ -38,11 +50,6 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         help="a failed judge call: excluded from the means and counted (default), or scored "
         "as llm-jp-eval-mm does (0, heron -1)",
     )
-    add_llm_arguments(parser)
-    for action in parser._actions:
-        if action.dest in ("base_url", "judge_model"):
-            action.required = False
-            action.help = f"{action.help} (judge metrics only)"
 
 
 def options_from_args(args: argparse.Namespace, judge: LLMClient | None = None) -> Options:
