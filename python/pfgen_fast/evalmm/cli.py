@@ -15,11 +15,11 @@ from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
+from pfgen_fast.evalmm.judges import JudgeErrors
 from pfgen_fast.evalmm.scorers import SCORERS, Options, fields_help, get_scorer
 from pfgen_fast.evalmm.scoring import read_items, score_items
 
 DESCRIPTION = "llm-jp-eval-mm's scorers (Japanese vision-language tasks), exact and fast"
-JUDGE_ERRORS = ("exclude", "zero")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,8 +110,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--judge-errors",
-        choices=JUDGE_ERRORS,
-        default="exclude",
+        choices=[choice.value for choice in JudgeErrors],
+        default=JudgeErrors.EXCLUDE.value,
         help="a failed judge call: excluded from the means and counted (default), or scored "
         "as llm-jp-eval-mm does (0, heron -1)",
     )
@@ -127,7 +127,7 @@ def options_from_args(args: argparse.Namespace, judge: LLMClient | None = None) 
         use_neologdn=args.neologdn,
         fix_quirks=args.fix_quirks,
         judge=judge,
-        judge_errors=args.judge_errors,
+        judge_errors=JudgeErrors(args.judge_errors),
         data_dir=args.evalmm_dir,
     )
 
