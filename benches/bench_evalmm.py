@@ -101,13 +101,13 @@ def ours(metric: str, refs: list[str], preds: list[str]) -> list[float]:
 
 def core_only(metric: str, refs: list[str], preds: list[str]) -> float:
     """Seconds of the Rust pair work alone, texts tokenised before."""
-    from pfgen_fast import _core
+    from pfgen_fast._core import evalmm as core_evalmm
     from pfgen_fast.evalmm.tokenize import ParsedBatch, bleu_parse, rouge_parse
 
     batch = ParsedBatch(rouge_parse if metric == "rougel" else bleu_parse)
     left, right = batch.indexes(refs), batch.indexes(preds)
     ids, offsets = batch.arrays()
-    function = _core.evalmm_rouge_l if metric == "rougel" else _core.evalmm_sentence_bleu
+    function = core_evalmm.rouge_l if metric == "rougel" else core_evalmm.sentence_bleu
     if metric != "rougel":
         left, right = right, left
     return best_time(lambda: function(ids, offsets, left, right), rounds=5)[0]

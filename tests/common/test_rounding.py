@@ -5,7 +5,7 @@ import math
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pfgen_fast._core import py_round
+from pfgen_fast._core.common import py_round
 
 
 @settings(max_examples=3000, deadline=None)

@@ -16,7 +16,7 @@ from openai_server import Behaviour, Reply, serve
 
 from cli_runner import ROOT, run_cli
 from pfgen_fast.common.llm import LLMClient
-from pfgen_fast.evalmm.judges import heron_aggregate, last_boxed, parse_heron
+from pfgen_fast.evalmm.judges import JudgeErrors, heron_aggregate, last_boxed, parse_heron
 from pfgen_fast.evalmm.prompts import system_message
 from pfgen_fast.evalmm.scorers import Batch, Options, get_scorer
 
@@ -85,7 +85,7 @@ def test_llm_as_a_judge(server: Any) -> None:
     first = next(body for body in asked if "Question: 質問0\n" in body["messages"][1]["content"])
     assert "Answer: 正解\nPrediction: good" in first["messages"][1]["content"]
     scores, aggregate = run_metric(
-        "llm-as-a-judge", url, ["正解"] * 6, preds, docs, judge_errors="zero"
+        "llm-as-a-judge", url, ["正解"] * 6, preds, docs, judge_errors=JudgeErrors.ZERO
     )
     assert scores[-1] == 0 and aggregate["details"] == {"llm_as_a_judge": 9 / 6}
 
@@ -103,7 +103,9 @@ def test_heron_parsing_and_failures(server: Any) -> None:
     ]
     assert aggregate["details"]["judge_errors"] == 1
     assert aggregate["details"]["parse_error_count"] == 1
-    scores, _ = run_metric("heron-bench", url, ["ref"] * 4, preds, docs, judge_errors="zero")
+    scores, _ = run_metric(
+        "heron-bench", url, ["ref"] * 4, preds, docs, judge_errors=JudgeErrors.ZERO
+    )
     assert scores[-1] == {"score": -1, "score_gpt": -1}
 
 

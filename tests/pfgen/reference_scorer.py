@@ -1,7 +1,9 @@
 """A pure-Python scorer written straight from `../shared/docs/scoring-spec.md` §2-§6.
 
 It is slow and obviously correct: the tests use it to judge the Rust core (it is not shipped).
-Every function follows the spec's wording, including its float operation order.
+Every function follows the spec's wording, including its float operation order, except in one
+place where the official scorer's published records show the spec wrong: the average adds the
+rounded helpfulness (§6 says unrounded).
 """
 
 from __future__ import annotations
@@ -173,13 +175,16 @@ class ReferenceScorer:
         fluencies = {k: round(v / num_sources, 6) for k, v in raw_fluency.items()}
         truths = {k: round(v / num_sources, 6) for k, v in raw_truth.items()}
         help_value, help_results = helpfulness(answer, self.question.keywords)
+        rounded_help = round(help_value, 5)
         total_fluency = official_sum(fluencies.values(), legacy_sum)
-        average = (total_fluency + official_sum(truths.values(), legacy_sum) + help_value) / 3
+        # The rounded H, as the official scorer adds it (the spec's §6 says unrounded; the
+        # official records of over-length answers whose average is a tie say otherwise).
+        average = (total_fluency + official_sum(truths.values(), legacy_sum) + rounded_help) / 3
         return {
             "fluency": fluencies,
             "fluency_discount": 1.0,
             "truthfulness": truths,
-            "helpfulness": round(help_value, 5),
+            "helpfulness": rounded_help,
             "helpfulness_results": help_results,
             "average": round(average, 5),
         }

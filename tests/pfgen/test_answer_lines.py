@@ -1,4 +1,4 @@
-"""The core's reader of `score` input (`_core.AnswerLines`) against orjson: every line it reads
+"""The core's reader of `score` input (`core_pfgen.AnswerLines`) against orjson: every line it reads
 is one orjson reads, with the same question and answer; it leaves the others to orjson."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 
 texts = st.text(st.characters(codec="utf-8"), max_size=8) | st.sampled_from(["q", "答え", ""])
 scalars = (
@@ -58,7 +58,7 @@ def lines(draw: st.DrawFn) -> bytes:
 @given(st.lists(lines(), min_size=1, max_size=6))
 def test_lines_read_are_those_orjson_reads_alike(block_lines: list[bytes]):
     block = b"\n".join(block_lines) + b"\n"
-    read = _core.AnswerLines(block)
+    read = core_pfgen.AnswerLines(block)
     question_of_line = read.question_of_line.tolist()
     assert len(question_of_line) == len(block_lines)
     answers = {index: iter(read.answers(index)) for index in range(len(read.questions))}
@@ -77,7 +77,7 @@ def test_lines_read_are_those_orjson_reads_alike(block_lines: list[bytes]):
 
 def test_lines_and_their_bytes():
     block = b'{"question": "q", "answer": "a"}\r\n\n[1]\n{"question": "q", "answer": "b"}'
-    read = _core.AnswerLines(block)
+    read = core_pfgen.AnswerLines(block)
     assert read.question_of_line.tolist() == [0, -1, -2, 0]
     assert read.questions == ["q"]
     assert read.answers(0) == ["a", "b"]

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from cli_runner import run_cli
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.pfgen.construct import candidates as candidate_reading
 from pfgen_fast.pfgen.construct.build import (
     BuildSettings,
@@ -62,11 +62,11 @@ def rare_by_definition(texts: list[str], n: int, min_count: int) -> list[bool]:
 
 def count_rare(
     tmp_path: Path, texts: list[str], n: int, min_count: int, budget: int, as_series: bool
-) -> tuple[np.ndarray, np.ndarray, dict[str, int], _core.RareNgramCounter]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, int], core_pfgen.RareNgramCounter]:
     """The counter's outcome on `texts`, added in batches as lists of str or polars Series."""
     spill = tmp_path / f"spill-{n}-{min_count}-{budget}-{as_series}"
     spill.mkdir()
-    counter = _core.RareNgramCounter(n, min_count, spill, budget)
+    counter = core_pfgen.RareNgramCounter(n, min_count, spill, budget)
     for first in range(0, len(texts), 400):
         batch = texts[first : first + 400]
         counter.add(pl.Series(batch, dtype=pl.String) if as_series else batch)
@@ -135,7 +135,7 @@ def test_rare_ngram_counter_reads_arrow_views(tmp_path: Path) -> None:
     for name, candidates in cases.items():
         spill = tmp_path / name
         spill.mkdir()
-        counter = _core.RareNgramCounter(2, 1, spill, 1 << 30)
+        counter = core_pfgen.RareNgramCounter(2, 1, spill, 1 << 30)
         counter.add(candidates)
         lengths = counter.finish().lengths
         expected = candidates.cast(pl.String).to_list()
@@ -144,7 +144,7 @@ def test_rare_ngram_counter_reads_arrow_views(tmp_path: Path) -> None:
 
 
 def test_rare_ngram_counter_refuses_bad_candidates(tmp_path: Path) -> None:
-    counter = _core.RareNgramCounter(5, 2, tmp_path, 1 << 30)
+    counter = core_pfgen.RareNgramCounter(5, 2, tmp_path, 1 << 30)
     with pytest.raises(TypeError, match="candidate 1 is not a string"):
         counter.add(["ok", 3])
     with pytest.raises(ValueError, match="lone surrogate"):
@@ -169,7 +169,7 @@ def test_check_lines() -> None:
     ]
     block = bytearray(b"\n".join(lines) + b"\ntrailing bytes not checked")
     length = len(block) - len(b"trailing bytes not checked")
-    checked = _core.check_candidate_lines(block, length)
+    checked = core_pfgen.check_candidate_lines(block, length)
     assert checked.num_lines == len(lines)
     assert checked.line_indices.tolist() == [0, 5, 7]
     assert checked.usable == b"\n".join(lines[i] for i in [0, 5, 7]) + b"\n"

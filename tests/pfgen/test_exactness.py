@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pfgen_bench import published_runs
-from pfgen_fast import QuestionScorer, _core
+from pfgen_fast import QuestionScorer
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.pfgen.data import Question, load_questions
 from reference_scorer import EXCLUDED, ReferenceScorer
 
@@ -237,7 +238,7 @@ def test_report_trigram_coverage(
     @given(st.lists(answers_strategy(references, trial_answers[question_id]), max_size=3))
     def check(texts: list[str]) -> None:
         expected = [df for text in texts for df in pair.reference.trigram_df(text)]
-        assert _core.trigram_coverage(references, texts).tolist() == expected, repr(texts)
+        assert core_pfgen.trigram_coverage(references, texts).tolist() == expected, repr(texts)
 
     check()
 

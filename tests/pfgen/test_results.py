@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.pfgen.results import (
     ScoredQuestion,
@@ -53,7 +53,7 @@ def sample_indices(averages: list[float]) -> list[int]:
     count = len(averages)
     scores = np.zeros((count, 1))
     values = np.array(averages, dtype=np.float64)
-    return _core.question_stats(scores, scores, values, values, values).samples
+    return core_pfgen.question_stats(scores, scores, values, values, values).samples
 
 
 def test_sample_indices_are_stable_on_ties_and_skip_repeats():

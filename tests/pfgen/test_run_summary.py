@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_sums import official_sum
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 
 # Scores as the records round them; a few values repeat, so that averages tie.
 score_values = st.sampled_from([0.0, 0.1, 0.25, 1 / 3, 0.5, 0.66667, 0.9, 1.0]) | st.floats(0, 1)
@@ -74,7 +74,7 @@ def test_question_numbers_are_the_benchmarks(scores, legacy_sum: bool):
     fluency, average, lengths = scores
     helpfulness = [a / 2 for a in average]
     array = np.array(fluency, dtype=np.float64)
-    stats = _core.question_stats(
+    stats = core_pfgen.question_stats(
         array, array / 2, np.array(helpfulness), np.array(average), np.array(lengths), legacy_sum
     )
     expected = reference_question(fluency, helpfulness, average, lengths, legacy_sum)
@@ -92,7 +92,7 @@ def test_question_numbers_are_the_benchmarks(scores, legacy_sum: bool):
 )
 def test_run_numbers_are_the_benchmarks(averages: list[list[float]], legacy_sum: bool):
     lengths = [[float(len(a) + i) for i in range(len(a))] for a in averages]
-    stats = _core.run_stats(
+    stats = core_pfgen.run_stats(
         [np.array(a) for a in averages], [np.array(values) for values in lengths], legacy_sum
     )
     num_trials = min(len(a) for a in averages)
@@ -107,7 +107,7 @@ def test_what_a_chunk_does_not_have(tmp_path):
     paths = [tmp_path / "empty.jsonl", tmp_path / "one.jsonl"]
     paths[0].write_bytes(b"")
     paths[1].write_bytes(b'{"question": "q", "answer": "a"}\n')
-    chunk = _core.TrialsChunk(paths, [False, False], [None, None], ["q", "r"])
+    chunk = core_pfgen.TrialsChunk(paths, [False, False], [None, None], ["q", "r"])
     assert chunk.careful_bytes(0) == b"" and chunk.careful_bytes(1) is None
     assert chunk.counts(1).tolist() == [1, 0]
     assert chunk.lines(1, 0, [0]) == [b'{"question": "q", "answer": "a"}']
@@ -118,4 +118,4 @@ def test_what_a_chunk_does_not_have(tmp_path):
     with pytest.raises(ValueError, match="not scored"):
         chunk.question_stats(1, 0)
     with pytest.raises(ValueError):
-        _core.run_stats([], [])
+        core_pfgen.run_stats([], [])

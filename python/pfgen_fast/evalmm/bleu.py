@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pfgen_fast import _core
+from pfgen_fast._core import evalmm as core_evalmm
 from pfgen_fast.evalmm.tokenize import ParsedBatch, bleu_parse
 
 
@@ -14,4 +14,4 @@ def sentence_bleu_scores(refs: Sequence[str], preds: Sequence[str]) -> list[floa
     hypotheses = batch.indexes(preds)
     references = batch.indexes(refs)
     ids, offsets = batch.arrays()
-    return _core.evalmm_sentence_bleu(ids, offsets, hypotheses, references).tolist()
+    return core_evalmm.sentence_bleu(ids, offsets, hypotheses, references).tolist()

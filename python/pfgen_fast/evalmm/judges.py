@@ -3,7 +3,7 @@ jawildtext-board-vqa (correct yes/no) — through the shared LLM client, with ll
 prompts read from its own files, its parameters (temperature 0, seed 0) and its reply parsing.
 
 A call that fails for good is, by default, left out of the means and counted (`judge_errors`
-in the details); with `judge_errors="zero"` it is scored as the original scores the empty reply
+in the details); with `JudgeErrors.ZERO` it is scored as the original scores the empty reply
 it substitutes (0, heron -1).
 """
 
@@ -14,13 +14,17 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMReply
 from pfgen_fast.evalmm.prompts import JudgePrompt, judge_prompt
+
+if TYPE_CHECKING:
+    from pfgen_fast.evalmm.scorers import Options
 
 FIRST_DIGIT = re.compile(r"\d")
 JSON_BLOCK = re.compile(r"```json(.*?)```", re.DOTALL)
@@ -31,6 +35,13 @@ HERON_CATEGORIES = ("conv", "detail", "complex")
 HERON_FAILED = {"score": -1, "score_gpt": -1}
 BOXED = "\\boxed{"
 Doc = dict[str, Any]
+
+
+class JudgeErrors(Enum):
+    """What a judge call that fails for good counts as."""
+
+    EXCLUDE = "exclude"  # left out of the means, counted in the details
+    ZERO = "zero"  # scored as llm-jp-eval-mm scores the empty reply it substitutes
 
 
 @dataclass(frozen=True)
@@ -73,7 +84,7 @@ def ask(
     return [r.text if isinstance(r, LLMReply) else None for r in results]
 
 
-def judge_client(options: Any) -> LLMClient:
+def judge_client(options: Options) -> LLMClient:
     if options.judge is None:
         raise PfgenError("this metric asks a judge model: give --base-url and --judge-model")
     return options.judge
@@ -85,7 +96,7 @@ def first_digit_score(reply: str) -> int:
 
 
 def score_llm_as_a_judge(
-    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Any
+    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Options
 ) -> list[int | None]:
     """1-5 from the first digit of the reply; an empty prediction is 0 without a call."""
     prompt = judge_prompt(LLM_AS_A_JUDGE.file, LLM_AS_A_JUDGE.template, options.data_dir)
@@ -98,7 +109,7 @@ def score_llm_as_a_judge(
     scores: list[int | None] = [0] * len(preds)
     for i, reply in zip(asked, replies, strict=True):
         if reply is None:
-            scores[i] = 0 if options.judge_errors == "zero" else None
+            scores[i] = 0 if options.judge_errors is JudgeErrors.ZERO else None
         else:
             scores[i] = first_digit_score(reply)
     return scores
@@ -131,7 +142,7 @@ def parse_heron(reply: str) -> dict[str, int]:
 
 
 def score_heron(
-    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Any
+    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Options
 ) -> list[dict[str, int] | None]:
     prompt = judge_prompt(HERON.file, HERON.template, options.data_dir)
     contents = [
@@ -144,7 +155,7 @@ def score_heron(
     scores: list[dict[str, int] | None] = []
     for reply in replies:
         if reply is None:
-            scores.append(dict(HERON_FAILED) if options.judge_errors == "zero" else None)
+            scores.append(dict(HERON_FAILED) if options.judge_errors is JudgeErrors.ZERO else None)
         else:
             scores.append(parse_heron(reply))
     return scores
@@ -167,7 +178,7 @@ def last_boxed(text: str) -> str:
 
 
 def score_board_vqa(
-    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Any
+    refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Options
 ) -> list[float | None]:
     prompt = judge_prompt(BOARD_VQA.file, BOARD_VQA.template, options.data_dir)
     extracted = [last_boxed(pred) for pred in preds]
@@ -182,7 +193,7 @@ def score_board_vqa(
     scores: list[float | None] = [0.0] * len(preds)
     for i, reply in zip(asked, replies, strict=True):
         if reply is None:
-            scores[i] = 0.0 if options.judge_errors == "zero" else None
+            scores[i] = 0.0 if options.judge_errors is JudgeErrors.ZERO else None
         else:
             found = CORRECT.search(reply)
             scores[i] = 1.0 if found and found.group(1).lower() == "yes" else 0.0

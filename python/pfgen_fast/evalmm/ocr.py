@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pfgen_fast import _core
+from pfgen_fast._core import evalmm as core_evalmm
 from pfgen_fast.evalmm.tokenize import TokenBatch
 
 SPACES = re.compile(r"\s+")
@@ -41,7 +41,7 @@ def overlap_counts(refs: Sequence[Any], preds: Sequence[Any]) -> list[tuple[int,
     left = batch.indexes([str(ref) for ref in refs])
     right = batch.indexes([str(pred) for pred in preds])
     ids, offsets = batch.arrays()
-    shared = _core.evalmm_bag_overlap(ids, offsets, left, right)
+    shared = core_evalmm.bag_overlap(ids, offsets, left, right)
     lengths = np.diff(offsets.astype(np.int64))
     return [
         (int(right_count), int(lengths[g]), int(lengths[p]))
@@ -98,7 +98,7 @@ def handwriting_scores(refs: Sequence[str], preds: Sequence[str]) -> list[float]
     left = batch.indexes(normalized_refs)
     right = batch.indexes(normalized_preds)
     ids, offsets = batch.arrays()
-    distances = _core.evalmm_levenshtein(ids, offsets, left, right)
+    distances = core_evalmm.levenshtein(ids, offsets, left, right)
     scores = []
     for ref, pred, distance in zip(normalized_refs, normalized_preds, distances, strict=True):
         if not ref:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from pfgen_fast import _core
+from pfgen_fast._core import evalmm as core_evalmm
 from pfgen_fast.evalmm.tokenize import ParsedBatch, check_neologdn, rouge_parse
 
 
@@ -20,4 +20,4 @@ def rouge_l_scores(
     left = batch.indexes(refs)
     right = batch.indexes(preds)
     ids, offsets = batch.arrays()
-    return _core.evalmm_rouge_l(ids, offsets, left, right).tolist()
+    return core_evalmm.rouge_l(ids, offsets, left, right).tolist()

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.evalmm import aggregate, judges, match, mathvista, mmmu, ocr, receipt_kie
+from pfgen_fast.evalmm.judges import JudgeErrors
 
 Doc = dict[str, Any]
 Aggregate = dict[str, Any]
@@ -17,13 +19,13 @@ Aggregate = dict[str, Any]
 
 @dataclass(frozen=True)
 class Options:
-    """Choices of a scoring run. `judge`: the `common.llm.LLMClient` the judge metrics ask;
-    `judge_errors`: "exclude" (failed calls left out and counted) or "zero" (as the original)."""
+    """Choices of a scoring run. `judge`: the client the judge metrics ask; `judge_errors`: what
+    a judge call that fails for good counts as."""
 
     use_neologdn: bool = False
     fix_quirks: bool = False
-    judge: Any = None
-    judge_errors: str = "exclude"
+    judge: LLMClient | None = None
+    judge_errors: JudgeErrors = JudgeErrors.EXCLUDE
     # llm-jp-eval-mm's files (judge prompts, JMMMU indicators); None: the default places.
     data_dir: Path | None = None
 

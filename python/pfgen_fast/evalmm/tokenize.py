@@ -187,9 +187,9 @@ class ParsedBatch:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(ids uint32, offsets uint64) as the core takes them."""
-        from pfgen_fast import _core
+        from pfgen_fast._core import evalmm as core_evalmm
 
-        return _core.evalmm_token_ids(parse_all(self._parse, list(self._index)))
+        return core_evalmm.token_ids(parse_all(self._parse, list(self._index)))
 
 
 class TokenBatch:

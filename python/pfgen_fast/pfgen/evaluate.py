@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.runs import RESULT_NAME, read_config
@@ -69,7 +69,7 @@ class ChunkRun:
     path: Path
     input_hash: str
     config: dict[str, Any] | None
-    chunk: _core.TrialsChunk
+    chunk: core_pfgen.TrialsChunk
     index: int  # in the chunk
     counts: dict[str, int]  # answers by question id, of the questions with answers
     warnings: list[str]
@@ -243,7 +243,7 @@ class Evaluator:
 
     def _check_runs(
         self,
-        chunk: _core.TrialsChunk,
+        chunk: core_pfgen.TrialsChunk,
         pending: list[tuple[int, Path]],
         finish: Callable[[RunOutcome], None],
     ) -> tuple[list[ChunkRun], list[ParsedRun]]:
@@ -271,11 +271,11 @@ class Evaluator:
 
     def _read_chunk(
         self, paths: list[Path], stored: list[dict[str, Any] | None]
-    ) -> _core.TrialsChunk:
+    ) -> core_pfgen.TrialsChunk:
         """The core's reading of the runs (hashed; unless current, decompressed and grouped by
         question), the GIL released."""
         current_hashes = [None if result is None else result["input_hash"] for result in stored]
-        return _core.TrialsChunk(
+        return core_pfgen.TrialsChunk(
             paths,
             [path.name.endswith(".xz") for path in paths],
             current_hashes,
@@ -283,7 +283,7 @@ class Evaluator:
         )
 
     def _check_chunk_run(
-        self, chunk: _core.TrialsChunk, index: int, path: Path, input_hash: str
+        self, chunk: core_pfgen.TrialsChunk, index: int, path: Path, input_hash: str
     ) -> ChunkRun | RunOutcome:
         counts = chunk.counts(index).tolist()
         answers = {q: count for q, count in zip(self._question_ids, counts, strict=True) if count}
@@ -348,7 +348,7 @@ class Evaluator:
         self,
         scorer: QuestionScorer,
         question_id: str,
-        chunk: _core.TrialsChunk,
+        chunk: core_pfgen.TrialsChunk,
         fast: list[ChunkRun],
         careful: list[ParsedRun],
     ) -> None:
@@ -398,7 +398,7 @@ class Evaluator:
 
     def _scored_chunk_run(
         self, run: ChunkRun
-    ) -> tuple[dict[str, ScoredQuestion], _core.RunStats, bytes]:
+    ) -> tuple[dict[str, ScoredQuestion], core_pfgen.RunStats, bytes]:
         """A run read by the core: its numbers and its sampled lines and records (the only
         answers parsed in Python) by question, its top-level numbers, and its score cache's
         questions part, from the chunk."""
@@ -423,7 +423,7 @@ class Evaluator:
 
     def _scored_parsed_run(
         self, run: ParsedRun
-    ) -> tuple[dict[str, ScoredQuestion], _core.RunStats, bytes]:
+    ) -> tuple[dict[str, ScoredQuestion], core_pfgen.RunStats, bytes]:
         """A run read by Python: the same, from its answers and scores."""
         scored: dict[str, ScoredQuestion] = {}
         parts = []

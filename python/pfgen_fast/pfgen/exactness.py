@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pfgen_fast import _core
+from pfgen_fast._core import common as core_common
 
 LEGACY_SUM_HELP = (
     "add scores as the official tool does on Python <= 3.11 (left to right) instead of as on "
@@ -24,9 +24,9 @@ def add_legacy_sum_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def py_sum(values: Sequence[float] | np.ndarray, legacy_sum: bool = False) -> float:
-    """The official `sum(values)` of floats (`pfgen_fast._core.py_sum`)."""
+    """The official `sum(values)` of floats (`pfgen_fast._core.common.py_sum`)."""
     items = values.tolist() if isinstance(values, np.ndarray) else values
-    return _core.py_sum(items, legacy_sum)
+    return core_common.py_sum(items, legacy_sum)
 
 
 def mean(values: Sequence[float] | np.ndarray, legacy_sum: bool = False) -> float:

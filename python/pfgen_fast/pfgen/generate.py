@@ -19,7 +19,7 @@ from typing import Any
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.llm import ChatRequest, CompletionRequest, LLMClient, LLMError, LLMReply
-from pfgen_fast.pfgen.prompts import Example, build_task, unescape_prefix
+from pfgen_fast.pfgen.prompts import Example, Mode, build_task, unescape_prefix
 
 # The `engine` parameter of runs asked through an OpenAI-compatible server.
 ENGINE = "openai-api"
@@ -42,7 +42,7 @@ class RunParameters:
 
     engine: str
     model: str
-    mode: str
+    mode: Mode
     temperature: float
     top_p: float | None  # None: not sent, the server's default (as the published API runs)
     max_tokens: int = 300
@@ -101,7 +101,7 @@ def request_for(parameters: RunParameters, task: dict[str, Any]) -> ChatRequest 
     return ChatRequest(messages, params)
 
 
-def clean_answer(answer: str, mode: str) -> str:
+def clean_answer(answer: str, mode: Mode) -> str:
     """qa and chat: keep only what follows the first `A:`; always stripped."""
     if mode != "completion" and "A:" in answer:
         answer = answer.split("A:", 1)[1]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.pfgen.data import Question
@@ -208,7 +208,7 @@ class SampleCoverage:
         def count(qid: str) -> None:
             references = [a for answers in questions[qid].answers.values() for a in answers]
             question_texts = [t for t in texts[qid] if isinstance(t, str)]
-            counts = _core.trigram_coverage(references, question_texts)
+            counts = core_pfgen.trigram_coverage(references, question_texts)
             # As bytes: a page joins the kinds of its hundreds of texts at C speed.
             kinds = character_kinds(counts, len(references)).tobytes()
             start = 0

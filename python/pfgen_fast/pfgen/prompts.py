@@ -6,12 +6,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pfgen_fast.common.errors import DataError, InputError
 from pfgen_fast.common.jsonl import iter_json_lines, require
 
-MODES = ("completion", "qa", "chat")
+# How a task is put to the model: the completions endpoint, the prompt as one chat message,
+# or system and user chat messages.
+Mode = Literal["completion", "qa", "chat"]
+MODES: tuple[Mode, ...] = get_args(Mode)
 INSTRUCTIONS = {
     "chat": "例と同様の文体及び文字数で、ユーザの質問に1行で答えてください。\n\n",
     "qa": "例と同様の文体及び文字数で、質問に1行で答えてください。\n\n",
@@ -66,7 +69,7 @@ def example_block(examples: list[Example], question: str, trial: int, count: int
 def build_task(
     examples: list[Example],
     question: str,
-    mode: str,
+    mode: Mode,
     trial: int,
     num_examples: int = 20,
     prefix: str = "",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.files import read_bytes
 from pfgen_fast.common.jsonl import parse_json
@@ -30,7 +30,7 @@ class ScoredQuestion:
     question: str
     sources: list[str]
     num_answers: int
-    stats: _core.QuestionStats
+    stats: core_pfgen.QuestionStats
     samples: list[tuple[dict[str, Any], dict[str, Any]]]
 
 
@@ -43,7 +43,7 @@ def scored_question(
 ) -> ScoredQuestion:
     """A question from its answers' scores, objects and records (JSON text or parsed), in
     file order."""
-    stats = _core.question_stats(
+    stats = core_pfgen.question_stats(
         scores.fluency,
         scores.truthfulness,
         scores.helpfulness,
@@ -58,9 +58,9 @@ def scored_question(
     return ScoredQuestion(question, scores.sources, len(answers), stats, samples)
 
 
-def run_stats(scores: list[ScoreArrays], legacy_sum: bool = False) -> _core.RunStats:
+def run_stats(scores: list[ScoreArrays], legacy_sum: bool = False) -> core_pfgen.RunStats:
     """A run's top-level numbers from its questions' scores, in result.json's order."""
-    return _core.run_stats(
+    return core_pfgen.run_stats(
         [arrays.average for arrays in scores], [arrays.lengths for arrays in scores], legacy_sum
     )
 
@@ -91,7 +91,7 @@ def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
 
 def build_result(
     scored: dict[str, ScoredQuestion],
-    stats: _core.RunStats,
+    stats: core_pfgen.RunStats,
     input_hash: str,
     metadata_hash: str,
     config: dict[str, Any] | None,

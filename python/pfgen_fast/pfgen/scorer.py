@@ -1,8 +1,8 @@
 """Scoring answers against a question's reference answers (scoring spec §2-§6).
 
 The n-gram tables, Fluency, Truthfulness, literal keyword search and rounding run in the Rust
-core (`pfgen_fast._core`); keyword rules that are real regular expressions are matched here with
-Python's `re`, the reference semantics, and handed to the core as match ends.
+core (`pfgen_fast._core.pfgen`); keyword rules that are real regular expressions are matched here
+with Python's `re`, the reference semantics, and handed to the core as match ends.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from pfgen_fast import _core
+from pfgen_fast._core import common as core_common
+from pfgen_fast._core import pfgen as core_pfgen
+from pfgen_fast._core.pfgen import KeywordRule
 from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import DataError, InputError
 from pfgen_fast.pfgen.data import Question, load_questions, metadata_hash
@@ -59,17 +61,19 @@ class ReferenceData:
         return self._by_text[question_text]
 
 
-def _convert_rule(rule: dict[str, Any], regexes: list[re.Pattern[str]]) -> tuple[Any, ...]:
-    """A keyword rule as the core's nested tuples; regex leaves are appended to `regexes`."""
+def _convert_rule(rule: dict[str, Any], regexes: list[re.Pattern[str]]) -> KeywordRule:
+    """A keyword rule as the core's; regex leaves are appended to `regexes`."""
     name = rule.get("name")
     if "t" in rule:
         pattern = rule["t"]
+        leaf_name = name if name is not None else pattern
         if REGEX_SPECIAL.search(pattern) is None:
-            return ("literal", name if name is not None else pattern, pattern)
+            return KeywordRule.literal(leaf_name, pattern)
         regexes.append(re.compile(pattern))
-        return ("external", name if name is not None else pattern, len(regexes) - 1)
-    kind = "and" if "and" in rule else "or"
-    return (kind, name, [_convert_rule(child, regexes) for child in rule[kind]])
+        return KeywordRule.external(leaf_name, len(regexes) - 1)
+    if "and" in rule:
+        return KeywordRule.all_of([_convert_rule(child, regexes) for child in rule["and"]], name)
+    return KeywordRule.any_of([_convert_rule(child, regexes) for child in rule["or"]], name)
 
 
 class QuestionScorer:
@@ -100,7 +104,7 @@ class QuestionScorer:
             self._core = cached
             return
         try:
-            self._core = _core.QuestionScorer(
+            self._core = core_pfgen.QuestionScorer(
                 [(key, question.answers[key]) for key in chosen], rules, len(self._regexes)
             )
         except ValueError as error:
@@ -111,9 +115,9 @@ class QuestionScorer:
     def _regex_match_ends(self, answers: Sequence[str]) -> np.ndarray | None:
         if not self._regexes:
             return None
-        ends = np.full((len(answers), len(self._regexes)), _core.NOT_FOUND, dtype=np.uint32)
+        ends = np.full((len(answers), len(self._regexes)), core_pfgen.NOT_FOUND, dtype=np.uint32)
         for row, answer in enumerate(answers):
-            head = answer[: _core.HELPFULNESS_CUT]
+            head = answer[: core_pfgen.HELPFULNESS_CUT]
             for column, regex in enumerate(self._regexes):
                 match = regex.search(head)
                 if match is not None:
@@ -122,7 +126,7 @@ class QuestionScorer:
 
     def _score(
         self, answers: list[str], with_results: bool, with_json: bool, legacy_sum: bool
-    ) -> _core.Scores:
+    ) -> core_pfgen.Scores:
         try:
             return self._core.score(
                 answers, self._regex_match_ends(answers), with_results, with_json, legacy_sum
@@ -178,7 +182,7 @@ class QuestionScorer:
         return records
 
     def score_lines(
-        self, lines: _core.AnswerLines, question: int, legacy_sum: bool = False
+        self, lines: core_pfgen.AnswerLines, question: int, legacy_sum: bool = False
     ) -> None:
         """Scores the answers of the lines of `lines.questions[question]` (no object per
         answer); `lines.write` writes them back with their records."""
@@ -187,7 +191,7 @@ class QuestionScorer:
 
     def score_chunk(
         self,
-        chunk: _core.TrialsChunk,
+        chunk: core_pfgen.TrialsChunk,
         question: int,
         runs: Sequence[int],
         legacy_sum: bool = False,
@@ -210,7 +214,7 @@ class QuestionScorer:
 
 def release_free_memory() -> None:
     """Returns the scratch memory of table building to the OS (call after building many)."""
-    _core.release_free_memory()
+    core_common.release_free_memory()
 
 
 def build_scorers(

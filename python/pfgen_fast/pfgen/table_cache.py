@@ -17,11 +17,12 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
+from pfgen_fast._core.pfgen import KeywordRule
 from pfgen_fast.common.files import cache_dir
 from pfgen_fast.pfgen.data import Question
 
@@ -50,12 +51,12 @@ def table_file(question: Question, sources: list[str]) -> Path | None:
 
 
 def load_tables(
-    path: Path, sources: list[str], rules: list[tuple[Any, float]], num_external: int
-) -> _core.QuestionScorer | None:
+    path: Path, sources: list[str], rules: list[tuple[KeywordRule, float]], num_external: int
+) -> core_pfgen.QuestionScorer | None:
     """The core scorer of the tables kept at `path`; None if there are none, or if they are
     damaged (they are then built again and replaced)."""
     try:
-        scorer = _core.QuestionScorer.load(path, sources, rules, num_external)
+        scorer = core_pfgen.QuestionScorer.load(path, sources, rules, num_external)
     except (OSError, ValueError):
         return None
     with contextlib.suppress(OSError):
@@ -92,7 +93,7 @@ def trim_cache(written: Path) -> None:
                     folder.rmdir()
 
 
-def save_tables(scorer: _core.QuestionScorer, path: Path) -> None:
+def save_tables(scorer: core_pfgen.QuestionScorer, path: Path) -> None:
     """Writes the tables through a temporary file (no partial file under `path`, even with
     several processes or threads at once), then trims the cache. The cache only saves time:
     a failure to write leaves it as it was."""

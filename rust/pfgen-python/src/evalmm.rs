@@ -33,7 +33,7 @@ where
 
 /// ROUGE-L F-measure × 100 of texts[right[i]] (prediction) against texts[left[i]] (reference).
 #[pyfunction]
-pub fn evalmm_rouge_l<'py>(
+pub(crate) fn rouge_l<'py>(
     py: Python<'py>,
     ids: PyReadonlyArray1<'py, u32>,
     offsets: PyReadonlyArray1<'py, u64>,
@@ -46,7 +46,7 @@ pub fn evalmm_rouge_l<'py>(
 
 /// sacrebleu sentence BLEU / 100 of texts[left[i]] (hypothesis) against texts[right[i]].
 #[pyfunction]
-pub fn evalmm_sentence_bleu<'py>(
+pub(crate) fn sentence_bleu<'py>(
     py: Python<'py>,
     ids: PyReadonlyArray1<'py, u32>,
     offsets: PyReadonlyArray1<'py, u64>,
@@ -59,7 +59,7 @@ pub fn evalmm_sentence_bleu<'py>(
 
 /// Σ over ids of min(count in texts[left[i]], count in texts[right[i]]).
 #[pyfunction]
-pub fn evalmm_bag_overlap<'py>(
+pub(crate) fn bag_overlap<'py>(
     py: Python<'py>,
     ids: PyReadonlyArray1<'py, u32>,
     offsets: PyReadonlyArray1<'py, u64>,
@@ -72,7 +72,7 @@ pub fn evalmm_bag_overlap<'py>(
 
 /// The edit distance between texts[left[i]] and texts[right[i]].
 #[pyfunction]
-pub fn evalmm_levenshtein<'py>(
+pub(crate) fn levenshtein<'py>(
     py: Python<'py>,
     ids: PyReadonlyArray1<'py, u32>,
     offsets: PyReadonlyArray1<'py, u64>,
@@ -89,17 +89,17 @@ type TokenArrays<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u64>>);
 /// Token ids of tokenizer outputs split as Python's `str.split()`: (ids uint32, offsets
 /// uint64), text i's tokens being ids[offsets[i]..offsets[i + 1]].
 #[pyfunction]
-pub fn evalmm_token_ids<'py>(py: Python<'py>, texts: Vec<String>) -> PyResult<TokenArrays<'py>> {
+pub(crate) fn token_ids<'py>(py: Python<'py>, texts: Vec<String>) -> PyResult<TokenArrays<'py>> {
     let (ids, offsets) = py.detach(|| evalmm::intern_tokens(&texts));
     Ok((PyArray1::from_vec(py, ids), PyArray1::from_vec(py, offsets)))
 }
 
-/// Adds the functions above to the extension module.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(evalmm_rouge_l, m)?)?;
-    m.add_function(wrap_pyfunction!(evalmm_sentence_bleu, m)?)?;
-    m.add_function(wrap_pyfunction!(evalmm_bag_overlap, m)?)?;
-    m.add_function(wrap_pyfunction!(evalmm_levenshtein, m)?)?;
-    m.add_function(wrap_pyfunction!(evalmm_token_ids, m)?)?;
+/// Fills `pfgen_fast._core.evalmm`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(rouge_l, m)?)?;
+    m.add_function(wrap_pyfunction!(sentence_bleu, m)?)?;
+    m.add_function(wrap_pyfunction!(bag_overlap, m)?)?;
+    m.add_function(wrap_pyfunction!(levenshtein, m)?)?;
+    m.add_function(wrap_pyfunction!(token_ids, m)?)?;
     Ok(())
 }

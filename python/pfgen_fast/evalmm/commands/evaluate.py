@@ -16,6 +16,7 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
+from pfgen_fast.evalmm.judges import JudgeErrors
 from pfgen_fast.evalmm.scorers import SCORERS
 
 
@@ -70,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if judge is not None:
             judge.close()
-    status = report_judge(judge, args.judge_errors, args.result_dir / evaluate.JUDGE_LOG)
+    status = report_judge(
+        judge, JudgeErrors(args.judge_errors), args.result_dir / evaluate.JUDGE_LOG
+    )
     show_leaderboard(results, args.table)
     return 1 if failed or status else 0
 

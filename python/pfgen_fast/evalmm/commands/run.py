@@ -17,6 +17,7 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
+from pfgen_fast.evalmm.judges import JudgeErrors
 from pfgen_fast.evalmm.scorers import SCORERS, get_scorer
 
 JUDGE_LOG = "judge_replies.jsonl"
@@ -126,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         f"model: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
         file=sys.stderr,
     )
-    judge_status = report_judge(judge, args.judge_errors, args.out / JUDGE_LOG)
+    judge_status = report_judge(judge, JudgeErrors(args.judge_errors), args.out / JUDGE_LOG)
     show_leaderboard(results, None)
     return 1 if failed or judge_status else 0
 

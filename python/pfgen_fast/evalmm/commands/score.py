@@ -18,6 +18,7 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
+from pfgen_fast.evalmm.judges import JudgeErrors
 from pfgen_fast.evalmm.scorers import SCORERS, fields_help, get_scorer
 from pfgen_fast.evalmm.scoring import read_items, score_items
 
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if judge is not None:
             judge.close()
-    status = report_judge(judge, args.judge_errors, log_path)
+    status = report_judge(judge, JudgeErrors(args.judge_errors), log_path)
     lines = b"".join(
         dumps_line({**line, "score": score})
         for line, score in zip(items.lines, scores, strict=True)

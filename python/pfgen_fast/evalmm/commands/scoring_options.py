@@ -9,9 +9,8 @@ from pathlib import Path
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
+from pfgen_fast.evalmm.judges import JudgeErrors
 from pfgen_fast.evalmm.scorers import Options, get_scorer
-
-JUDGE_ERRORS = ("exclude", "zero")
 
 
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:
@@ -45,8 +44,8 @@ def add_scorer_choices(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--judge-errors",
-        choices=JUDGE_ERRORS,
-        default="exclude",
+        choices=[choice.value for choice in JudgeErrors],
+        default=JudgeErrors.EXCLUDE.value,
         help="a failed judge call: excluded from the means and counted (default), or scored "
         "as llm-jp-eval-mm does (0, heron -1)",
     )
@@ -57,7 +56,7 @@ def options_from_args(args: argparse.Namespace, judge: LLMClient | None = None) 
         use_neologdn=args.neologdn,
         fix_quirks=args.fix_quirks,
         judge=judge,
-        judge_errors=args.judge_errors,
+        judge_errors=JudgeErrors(args.judge_errors),
         data_dir=args.evalmm_dir,
     )
 
@@ -72,7 +71,7 @@ def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> 
     return client_from_args(args, log_path=log_path)
 
 
-def report_judge(client: LLMClient | None, judge_errors: str, log_path: Path) -> int:
+def report_judge(client: LLMClient | None, judge_errors: JudgeErrors, log_path: Path) -> int:
     """Prints the judge's counts; 1 (an error named on stderr) when a call failed for good,
     whatever `--judge-errors` made of it, else 0."""
     if client is None:
@@ -86,7 +85,7 @@ def report_judge(client: LLMClient | None, judge_errors: str, log_path: Path) ->
         return 0
     treatment = (
         "scored as llm-jp-eval-mm does (0, heron -1)"
-        if judge_errors == "zero"
+        if judge_errors is JudgeErrors.ZERO
         else "left out of the means (a metric with no item judged has no score)"
     )
     print(

@@ -17,7 +17,7 @@ from typing import IO, Any
 import numpy as np
 import orjson
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.cli_args import add_data_argument
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.pfgen.data import DATA_DEFAULT, Question, resolve_data_dir
@@ -96,7 +96,7 @@ class ReadBlock:
     (`others`: line index, line, object); `problems`: the unusable lines, in line order, and
     `problem_lines` their indexes."""
 
-    lines: _core.AnswerLines
+    lines: core_pfgen.AnswerLines
     questions: dict[int, Question] = field(default_factory=dict)
     others: dict[str, list[tuple[int, bytes, dict[str, Any]]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -116,7 +116,7 @@ class BlockScorer:
 
     def read(self, block: bytes, name: str, first_line: int) -> ReadBlock:
         """The lines of a block whose first line has the number `first_line`."""
-        read = ReadBlock(_core.AnswerLines(block))
+        read = ReadBlock(core_pfgen.AnswerLines(block))
         question_of_line = read.lines.question_of_line
         problems: list[tuple[int, InputError]] = []
         for index, text in enumerate(read.lines.questions):
@@ -125,7 +125,7 @@ class BlockScorer:
             except KeyError:
                 for line in np.flatnonzero(question_of_line == index).tolist():
                     problems.append((line, unknown_question(f"{name}:{first_line + line}", text)))
-        for line in np.flatnonzero(question_of_line == _core.OTHER_LINE).tolist():
+        for line in np.flatnonzero(question_of_line == core_pfgen.OTHER_LINE).tolist():
             raw = read.lines.line(line)
             where = f"{name}:{first_line + line}"
             try:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import temporary_folder, write_atomically
 from pfgen_fast.pfgen.construct.candidates import GroupKey, Problems, candidate_batches
@@ -119,7 +119,7 @@ class ReferenceSetBuild:
         )
         spill_dir.mkdir()
         # With the filter off, the counter still keeps the texts; min_count 1 marks nothing.
-        self.counter = _core.RareNgramCounter(
+        self.counter = core_pfgen.RareNgramCounter(
             settings.ngram_n, settings.min_count or 1, spill_dir, settings.memory_budget
         )
         self.ngram_stats: dict[str, int] = {}

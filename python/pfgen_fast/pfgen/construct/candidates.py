@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pfgen_fast import _core
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.pfgen.data import Question
 
@@ -78,7 +78,7 @@ def checked_blocks(path: Path, problems: Problems) -> Iterator[tuple[bytes, np.n
                 filled += read
                 end = filled if read == 0 else buffer.rfind(b"\n", 0, filled) + 1
                 if end > 0:
-                    checked = _core.check_candidate_lines(buffer, end)
+                    checked = core_pfgen.check_candidate_lines(buffer, end)
                     for index, message in checked.problems:
                         problems.add(f"{path}:{first_line + index}: {message}")
                     if len(checked.line_indices):

@@ -6,6 +6,7 @@
 pub use crate::pfgen::spec::NOT_FOUND;
 use crate::pfgen::spec::{FLAT, HELPFULNESS_CUT, HELPFULNESS_USEFUL};
 
+#[derive(Clone)]
 pub enum Pattern {
     /// Found by a leftmost plain substring search; the value is the end of the match.
     Literal(Vec<char>),
@@ -13,6 +14,7 @@ pub enum Pattern {
     External(usize),
 }
 
+#[derive(Clone)]
 pub enum Rule {
     Leaf {
         pattern: Pattern,

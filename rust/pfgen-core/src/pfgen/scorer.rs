@@ -158,13 +158,26 @@ impl QuestionScorer {
         for value in fluency.iter_mut().chain(truthfulness.iter_mut()) {
             *value = py_round(*value / k, 6);
         }
-        // The official `sum(fluency.values())` and `sum(truthfulness.values())`.
-        let fluency_sum = py_sum(fluency.iter().copied(), sum);
-        let truthfulness_sum = py_sum(truthfulness.iter().copied(), sum);
         let help = helpfulness(&self.rules, answer, external, with_results);
-        let average = py_round((fluency_sum + truthfulness_sum + help.value) / 3.0, 5);
-        (py_round(help.value, 5), average, help.results)
+        let rounded_help = py_round(help.value, 5);
+        let average = record_average(fluency, truthfulness, rounded_help, sum);
+        (rounded_help, average, help.results)
     }
+}
+
+/// The record's `average` from its rounded values: the official
+/// `round((sum(fluency.values()) + sum(truthfulness.values()) + helpfulness) / 3, 5)`.
+/// The helpfulness is the record's, rounded to 5 digits (the scoring spec's §6 says the
+/// unrounded one, which gives a last digit off by one for some over-length answers).
+pub fn record_average(
+    fluency: &[f64],
+    truthfulness: &[f64],
+    helpfulness: f64,
+    sum: SumMode,
+) -> f64 {
+    let fluency_sum = py_sum(fluency.iter().copied(), sum);
+    let truthfulness_sum = py_sum(truthfulness.iter().copied(), sum);
+    py_round((fluency_sum + truthfulness_sum + helpfulness) / 3.0, 5)
 }
 
 impl ScoreBatch<'_> {
@@ -212,4 +225,84 @@ struct ChunkOut<'a, 'r> {
     helpfulness: &'a mut [f64],
     average: &'a mut [f64],
     results: &'a mut [HelpfulnessResults<'r>],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rounded fluency and truthfulness (one to three sources), the excess length, and the
+    /// average: made-up values whose exact decimal average is a tie at the fifth digit, so
+    /// that the helpfulness's last bits (`1 - excess / 50` unrounded) decide it.
+    const OVER_LENGTH_TIES: [(&[f64], &[f64], usize, f64); 6] = [
+        (&[0.247252], &[0.127883], 41, 0.18504),
+        (&[0.157593], &[0.170972], 48, 0.12285),
+        (&[0.289486, 0.333658], &[0.157469, 0.299422], 33, 0.47335),
+        (&[0.331928, 0.188302], &[0.342423, 0.236322], 41, 0.42632),
+        (
+            &[0.322284, 0.23964, 0.321223],
+            &[0.255065, 0.127284, 0.273789],
+            17,
+            0.7331,
+        ),
+        (
+            &[0.063723, 0.060009, 0.108778],
+            &[0.278574, 0.212496, 0.303565],
+            9,
+            0.61571,
+        ),
+    ];
+
+    #[test]
+    fn over_length_averages_take_the_rounded_helpfulness() {
+        for (fluency, truthfulness, excess, average) in OVER_LENGTH_TIES {
+            let unrounded = 1.0 - excess as f64 / 50.0;
+            for sum in [SumMode::Compensated, SumMode::Legacy] {
+                let rounded = py_round(unrounded, 5);
+                assert_eq!(record_average(fluency, truthfulness, rounded, sum), average);
+                // The unrounded helpfulness lands on the other side of the tie.
+                assert_ne!(
+                    record_average(fluency, truthfulness, unrounded, sum),
+                    average
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn records_of_over_length_answers_round_the_helpfulness_before_averaging() {
+        // One source, one keyword ending at 100 + excess: helpfulness 1 - excess / 50.
+        let answers = ["あいうえお".to_string(), "かきくけこ".to_string()];
+        let sources = [Source {
+            key: "R",
+            answers: &answers,
+        }];
+        let rule = crate::pfgen::helpfulness::Rule::Leaf {
+            pattern: crate::pfgen::helpfulness::Pattern::Literal(vec!['鍵']),
+            name: "鍵".to_string(),
+        };
+        let rules = vec![WeightedRule { rule, factor: 0.0 }];
+        let scorer = QuestionScorer::new(&sources, rules, 0).expect("tables");
+        for excess in 1..50 {
+            let answer: Vec<char> = format!("{}鍵{}", "ん".repeat(99 + excess), "ん".repeat(60))
+                .chars()
+                .collect();
+            for sum in [SumMode::Compensated, SumMode::Legacy] {
+                let batch = scorer.score_batch(&[answer.as_slice()], &[], true, sum);
+                let unrounded = 1.0 - excess as f64 / 50.0;
+                assert_eq!(batch.helpfulness[0], py_round(unrounded, 5));
+                let expected = record_average(
+                    &batch.fluency,
+                    &batch.truthfulness,
+                    batch.helpfulness[0],
+                    sum,
+                );
+                assert_eq!(batch.average[0], expected);
+                let results = batch.helpfulness_results.as_ref().expect("results");
+                assert_eq!(results[0].len(), 1);
+                assert_eq!(results[0][0].0.to_string(), format!("{excess}字超過"));
+                assert_eq!(results[0][0].1.to_bits(), unrounded.to_bits());
+            }
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! Conversions every binding uses (Python strings to Rust texts), and the core's common
-//! pieces: Python's rounding, returning freed memory.
+//! pieces (`pfgen_fast._core.common`): Python's rounding and sums, returning freed memory.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -129,6 +129,7 @@ pub(crate) fn py_sum(values: Vec<f64>, legacy: bool) -> f64 {
     pfgen_core::common::py_sum::py_sum(values, SumMode::from_legacy(legacy))
 }
 
+/// Fills `pfgen_fast._core.common`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_round, m)?)?;
     m.add_function(wrap_pyfunction!(py_sum, m)?)?;

@@ -9,7 +9,7 @@ use pyo3::types::PyBytes;
 use pfgen_core::pfgen::answer_lines::{read_answer_lines, scored_line};
 
 /// The lines of a block of JSON lines with `question` and `answer`.
-#[pyclass(module = "pfgen_fast._core")]
+#[pyclass(module = "pfgen_fast._core.pfgen")]
 pub struct AnswerLines {
     block: Py<PyBytes>,
     pub(crate) lines: pfgen_core::pfgen::answer_lines::AnswerLines,

@@ -1,4 +1,4 @@
-//! `pfgen_fast._core.RareNgramCounter`: the rare n-gram filter of reference-set construction
+//! `pfgen_fast._core.pfgen.RareNgramCounter`: the rare n-gram filter of reference-set construction
 //! (pfgen_core::pfgen::construct::rare_ngrams), and the strict check of candidate lines
 //! (pfgen_core::pfgen::construct::candidate_lines). Type conversion only; the work runs with the GIL released.
 //!
@@ -69,7 +69,7 @@ impl Batch {
 /// `RareNgramCounter.finish`: per candidate, whether it holds an n-gram fewer than `min_count`
 /// candidates hold (`rare`, bool) and its length in code points (`lengths`, uint32); `stats`:
 /// n-gram occurrences, distinct and rare n-grams, alphabet size, wide keys, bytes spilled.
-#[pyclass(frozen, get_all, module = "pfgen_fast._core")]
+#[pyclass(frozen, get_all, module = "pfgen_fast._core.pfgen")]
 pub struct RareNgrams {
     rare: Py<PyAny>,
     lengths: Py<PyAny>,
@@ -79,7 +79,7 @@ pub struct RareNgrams {
 /// `check_candidate_lines`: the usable lines joined by "\n" (`usable`), the 0-based index in
 /// the block of each (`line_indices`, uint32), the number of lines in the block (`num_lines`)
 /// and (index, message) of each unusable line (`problems`).
-#[pyclass(frozen, get_all, module = "pfgen_fast._core")]
+#[pyclass(frozen, get_all, module = "pfgen_fast._core.pfgen")]
 pub struct CheckedLines {
     usable: Py<PyAny>,
     line_indices: Py<PyAny>,
@@ -90,7 +90,7 @@ pub struct CheckedLines {
 /// Counts the character n-grams of one question's candidates, added in batches, to find those
 /// that fewer than `min_count` candidates contain; spills to `spill_dir` beyond `memory_budget`
 /// bytes of n-gram tables and texts.
-#[pyclass(module = "pfgen_fast._core")]
+#[pyclass(module = "pfgen_fast._core.pfgen")]
 pub struct RareNgramCounter {
     inner: rare_ngrams::RareNgramCounter,
 }

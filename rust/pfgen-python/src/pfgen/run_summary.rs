@@ -10,7 +10,7 @@ use pfgen_core::pfgen::run_summary::ScoreColumns;
 /// A question's part of result.json: score, length and their deviations, per-source fluency
 /// and truthfulness means, helpfulness and average means (rounded as written), and the
 /// file-order indices of the sampled answers, in sample order.
-#[pyclass(frozen, get_all, module = "pfgen_fast._core")]
+#[pyclass(frozen, get_all, module = "pfgen_fast._core.pfgen")]
 pub(crate) struct QuestionStats {
     score: f64,
     score_std: f64,
@@ -40,7 +40,7 @@ impl From<pfgen_core::pfgen::run_summary::QuestionStats> for QuestionStats {
 }
 
 /// A run's top-level result.json numbers.
-#[pyclass(frozen, get_all, module = "pfgen_fast._core")]
+#[pyclass(frozen, get_all, module = "pfgen_fast._core.pfgen")]
 pub(crate) struct RunStats {
     num_trials: usize,
     score: f64,

@@ -15,7 +15,7 @@ use super::run_summary::{QuestionStats, RunStats};
 use crate::errors::CoreError;
 
 /// The runs of a chunk: their answers grouped by question, and their scores.
-#[pyclass(frozen, module = "pfgen_fast._core")]
+#[pyclass(frozen, module = "pfgen_fast._core.pfgen")]
 pub struct TrialsChunk {
     pub(crate) inner: pfgen_core::pfgen::trials_chunk::TrialsChunk,
 }

@@ -1,5 +1,6 @@
-"""Type stubs of the compiled core (rust/pfgen-python), checked against it in CI by
-`python3 -m mypy.stubtest pfgen_fast._core`."""
+"""Type stubs of `pfgen_fast._core.pfgen` (rust/pfgen-python/src/pfgen): pfgen-bench's scorer,
+the answer lines of `score`, the trials chunks and summaries of `eval`, reference-set
+construction."""
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -9,45 +10,27 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "AnswerLines",
     "BLANK_LINE",
     "CheckedLines",
     "HELPFULNESS_CUT",
+    "KeywordRule",
     "NOT_FOUND",
     "OTHER_LINE",
-    "AnswerLines",
     "QuestionScorer",
+    "QuestionStats",
     "RareNgramCounter",
     "RareNgrams",
-    "QuestionStats",
     "RunStats",
     "Scores",
     "TrialsChunk",
     "check_candidate_lines",
-    "evalmm_bag_overlap",
-    "evalmm_levenshtein",
-    "evalmm_rouge_l",
-    "evalmm_sentence_bleu",
-    "evalmm_token_ids",
-    "py_round",
-    "py_sum",
     "question_stats",
-    "release_free_memory",
     "run_stats",
     "trigram_coverage",
 ]
 
-# common: Python's float arithmetic, memory.
-
-def py_round(x: float, digits: int) -> float:
-    """`round(x, digits)` as Python computes it (at most 22 digits)."""
-
-def py_sum(values: Sequence[float], legacy: bool = False) -> float:
-    """`sum(values)` of floats as Python >= 3.12 computes it (compensated), or with `legacy` as
-    Python <= 3.11 does (left to right)."""
-
-def release_free_memory() -> None: ...
-
-# pfgen: the scoring spec's numbers.
+# The scoring spec's numbers.
 
 HELPFULNESS_CUT: Final[int]
 """Helpfulness reads the first HELPFULNESS_CUT characters of an answer."""
@@ -58,9 +41,24 @@ BLANK_LINE: Final[int]
 OTHER_LINE: Final[int]
 """`AnswerLines.question_of_line` of a line left to the caller."""
 
-# A keyword rule as nested tuples: ("literal", name, pattern), ("external", name, column),
-# ("and" | "or", name or None, [rules]).
-_Rule = tuple[object, ...]
+@final
+class KeywordRule:
+    """A keyword rule (a leaf, or all / any of other rules), named as in
+    `helpfulness_results`."""
+
+    @staticmethod
+    def literal(name: str, pattern: str) -> KeywordRule:
+        """A leaf found by a plain substring search of `pattern`."""
+    @staticmethod
+    def external(name: str, column: int) -> KeywordRule:
+        """A leaf whose match ends the caller gives: column `column` of the scorer's
+        `external`."""
+    @staticmethod
+    def all_of(children: Sequence[KeywordRule], name: str | None = None) -> KeywordRule:
+        """Satisfied when every child is; named after the child satisfied last unless `name`."""
+    @staticmethod
+    def any_of(children: Sequence[KeywordRule], name: str | None = None) -> KeywordRule:
+        """Satisfied when any child is; named after the child satisfied first unless `name`."""
 
 @final
 class Scores:
@@ -91,14 +89,14 @@ class QuestionScorer:
     def __new__(
         cls,
         sources: Sequence[tuple[str, Sequence[str]]],
-        rules: Sequence[tuple[_Rule, float]],
+        rules: Sequence[tuple[KeywordRule, float]],
         num_external: int,
     ) -> QuestionScorer: ...
     @staticmethod
     def load(
         path: str | Path,
         sources: Sequence[str],
-        rules: Sequence[tuple[_Rule, float]],
+        rules: Sequence[tuple[KeywordRule, float]],
         num_external: int,
     ) -> QuestionScorer: ...
     def save_tables(self, path: str | Path) -> None: ...
@@ -230,7 +228,7 @@ def run_stats(
     legacy_sum: bool = False,
 ) -> RunStats: ...
 
-# pfgen.construct: reference-set construction.
+# Reference-set construction.
 
 class _SupportsArrowStream(Protocol):
     """An object exporting an Arrow C stream (e.g. a polars Series of strings)."""
@@ -282,33 +280,3 @@ class CheckedLines:
 
 def check_candidate_lines(buffer: bytearray, length: int) -> CheckedLines: ...
 def trigram_coverage(references: Sequence[str], texts: Sequence[str]) -> npt.NDArray[np.uint32]: ...
-
-# evalmm: llm-jp-eval-mm's text metrics over pairs of token-id texts.
-
-def evalmm_rouge_l(
-    ids: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    left: npt.NDArray[np.uint64],
-    right: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.float64]: ...
-def evalmm_sentence_bleu(
-    ids: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    left: npt.NDArray[np.uint64],
-    right: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.float64]: ...
-def evalmm_bag_overlap(
-    ids: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    left: npt.NDArray[np.uint64],
-    right: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.uint64]: ...
-def evalmm_levenshtein(
-    ids: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    left: npt.NDArray[np.uint64],
-    right: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.uint64]: ...
-def evalmm_token_ids(
-    texts: Sequence[str],
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...
