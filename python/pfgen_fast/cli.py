@@ -15,10 +15,13 @@ import signal
 import sys
 import threading
 import traceback
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from pfgen_fast import __version__
 from pfgen_fast.common.errors import PfgenError
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 # Subcommand name -> (module in pfgen_fast.pfgen.commands, one-line help). Modules are imported
 # only when their command runs, so `score` does not pay for plotting or HTTP imports.
@@ -116,7 +119,7 @@ class StandardOutput(io.RawIOBase):
     def isatty(self) -> bool:
         return os.isatty(self.fd)
 
-    def write(self, data: bytes) -> int:  # type: ignore[override]
+    def write(self, data: ReadableBuffer) -> int:
         if self.failed:
             return len(memoryview(data))
         try:

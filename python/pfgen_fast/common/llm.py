@@ -152,7 +152,9 @@ def parse_reply(raw: Any, chat: bool, status: int, cached: bool) -> LLMReply:
     if text is not None and not isinstance(text, str):
         raise MalformedReply("the generated text is not a string")
     finish = choice.get("finish_reason")
-    usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
+    usage = raw.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     return LLMReply(
         text=text or "",
         finish_reason=finish if isinstance(finish, str) else None,
@@ -371,7 +373,7 @@ class LLMClient:
             body = request.body(self.model)
             key = hashlib.sha256(canonical_json([url, body]).encode()).hexdigest()
             entry: dict[str, Any] = {"url": url, "request": body}
-            result = self.from_cache(key, request)
+            result: LLMReply | LLMError | None = self.from_cache(key, request)
             if result is None:
                 try:
                     async with semaphore:
