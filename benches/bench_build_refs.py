@@ -31,7 +31,7 @@ from bench_paths import bench_dir
 QUESTION_ID = "Q04"
 BASELINE_COUNT = 100_000
 N, MIN_COUNT, TARGET_LENGTH, POOL_SIZE = 5, 2, 100, 30_000
-# The targets for 1,000,000 candidates (and the limits), and for 10,000,000.
+# The targets for 1,000,000 candidates (and the limits), and for 10,000,000.
 TARGET_SECONDS, LIMIT_SECONDS = 10.0, 30.0
 TARGET_GB, LIMIT_GB, TEN_MILLION_LIMIT_GB = 1.5, 2.0, 4.0
 

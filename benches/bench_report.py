@@ -5,11 +5,11 @@
 Prints, in one run: the time to read the 50 questions' reference data, to read and check the
 68 result.json files, to count the reference answers holding each 3-gram of the samples (both
 cores), to render the 68 pages (checked byte for byte against the published ones), their
-total against the issue's target of 1 s, and the wall time of the whole command
+total against the target of 1 s, and the wall time of the whole command
 (`python -m pfgen_fast report --force` on copies of the pages, interpreter start included).
 The baseline is the published tool's way of finding 3-gram document frequencies, a substring
 search of every 3-gram of a sample in every reference answer, timed on a few samples in this
-same run and extrapolated to all samples (the issue measured 46 s per page for the published
+same run and extrapolated to all samples (about 46 s per page for the published
 tool). Needs the pfgen-bench checkout (`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench`).
 """
 
@@ -64,7 +64,7 @@ def command_seconds(paths: list[Path]) -> float:
 
 
 def main() -> int:
-    # As the command runs (see WITHOUT_CYCLE_COLLECTOR in pfgen_fast.cli).
+    # As the command runs (see without_cycle_collector in pfgen_fast/pfgen/cli.py).
     gc.disable()
     bench = bench_dir()
     paths = sorted(bench.glob("result/**/result.json"))

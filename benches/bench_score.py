@@ -2,6 +2,7 @@
 
     python benches/bench_score.py
     python benches/bench_score.py --trials-order
+    python benches/bench_score.py --against REV [--legacy-sum] [--answers N] [--rounds R]
 
 Prints, for the same answers in the same run (published trial answers of 80-120 characters,
 repeated to 200,000 lines): the table build time of all 50 questions on one core (and their
@@ -20,6 +21,11 @@ answer once (the first time it occurs), in the order of the trials files (sorted
 run, sorted by question), all 50 questions' tables in turn; on one core, through `score_arrays`
 (one call per run and question, the tables built) and through `python -m pfgen_fast score` (the
 tables read from the table cache), each the best of ROUNDS runs.
+
+With `--against REV`, the `score` CLI of this checkout against the one of revision REV (built
+once into a scratch environment), on the first N (default 100,000) published answers in trials
+order, one core, alternating R rounds (default 5), the outputs checked equal first; prints both
+speeds and the ratio (`benches/score_against.py`).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ REFERENCE_ANSWERS_PER_QUESTION = 40
 SINGLE_CALL_ANSWERS = 40
 # pfgen_fast's times: the best of this many runs.
 ROUNDS = 3
-# The issue's targets.
+# The targets.
 TARGET_BUILD_SECONDS = 2.0
 TARGET_BULK_PER_SECOND = 150_000
 TARGET_CLI_PER_SECOND = 50_000
@@ -412,7 +418,18 @@ def main() -> int:
     parser.add_argument(
         "--trials-order", action="store_true", help="only published answers in trials order"
     )
+    parser.add_argument("--against", metavar="REV", help="compare the score CLI with REV's")
+    parser.add_argument(
+        "--legacy-sum", action="store_true", help="with --against: score with --legacy-sum"
+    )
+    parser.add_argument("--answers", type=int, default=100_000, help="with --against")
+    parser.add_argument("--rounds", type=int, default=5, help="with --against")
     args = parser.parse_args()
+    if args.against:
+        from score_against import compare
+
+        ordered = answers_in_trials_order(bench_dir() / "result")
+        return compare(args.against, ordered, args.answers, args.rounds, args.legacy_sum)
     if args.child:
         pin_to_one_cpu()
         mode, *paths = args.child

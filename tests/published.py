@@ -93,6 +93,16 @@ FILE_SETS = {
             source="https://github.com/llm-jp/llm-jp-eval-mm",
         ),
         FileSet(
+            name="llm-jp-eval-mm's source (a checkout)",
+            variable="EVALMM_DIR",
+            shared="llm-jp-eval-mm",
+            inside="",
+            marker="src/eval_mm/tasks/task.py",
+            cached=None,
+            fetch=None,
+            source="https://github.com/llm-jp/llm-jp-eval-mm",
+        ),
+        FileSet(
             name="the pfgen-bench cases",
             variable="PFGEN_BENCH_CASES",
             shared="pfgen-bench-cases",
@@ -108,6 +118,7 @@ CHECKOUT = "the pfgen-bench checkout (data/ and result/)"
 PFGEN_DATA = "the pfgen-bench data"
 LCTG = "LCTG Bench"
 EVALMM = "llm-jp-eval-mm"
+EVALMM_SOURCE = "llm-jp-eval-mm's source (a checkout)"
 PFGEN_CASES = "the pfgen-bench cases"
 
 

@@ -1,6 +1,6 @@
-"""`python -m pfgen_fast COMMAND ...`: pfgen-bench's commands (one module each in
-`pfgen_fast.pfgen.commands`), and one command per other benchmark room (`lctg`, `mm`, `judge`),
-whose own subcommands its `cli` module declares."""
+"""`python -m pfgen_fast COMMAND ...`: the commands every benchmark room declares in its `cli`
+module (a `ROOM`, see common/rooms.py): pfgen-bench's at the top level, each other room's under
+its own word (`lctg`, `mm`, `judge`)."""
 
 from __future__ import annotations
 
@@ -15,55 +15,24 @@ import signal
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pfgen_fast import __version__
 from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.rooms import Command, Room
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-# Subcommand name -> (module in pfgen_fast.pfgen.commands, one-line help). Modules are imported
-# only when their command runs, so `score` does not pay for plotting or HTTP imports.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "score": ("score", "score JSON lines of answers (question, answer) against the reference data"),
-    "eval": (
-        "eval",
-        "evaluate trials files and write result.json beside each (the benchmark's make)",
-    ),
-    "data": ("data", "fetch the published benchmark data or verify a data directory"),
-    "prompt": ("prompt", "print the published prompt of every question for one trial"),
-    "generate": ("generate", "generate trials with a model server, with the published protocol"),
-    "build-refs": (
-        "build_refs",
-        "build reference answer sets (Qxx.json) from generated candidates, with a step report",
-    ),
-    "synth": ("synth", "write synthetic candidate answers to one question (for benchmarks)"),
-    "report": (
-        "report",
-        "write README.md beside each result.json, the leaderboard into a README, exports",
-    ),
-    "plot": ("plot", "draw the paper's figures (PNG and SVG) from result.json files"),
-    "stability": (
-        "stability",
-        "score every run with one reference source at a time and print Pearson r per pair",
-    ),
-}
-
-
-# Room command -> (its cli module, one-line help). A room's cli module has `DESCRIPTION`,
-# `add_arguments(parser)` (its subcommands) and `run(args) -> int`.
-ROOMS: dict[str, tuple[str, str]] = {
-    "lctg": ("pfgen_fast.lctg.cli", "LCTG Bench: controllability of generation (CyberAgent)"),
-    "mm": ("pfgen_fast.evalmm.cli", "llm-jp-eval-mm's scorers (Japanese vision-language tasks)"),
-    "judge": ("pfgen_fast.judge.cli", "pairwise LLM-as-a-judge with verdict probabilities"),
-}
-
-
-# Commands that read large trees of parsed JSON (trials, results, reference answers) and make
-# next to no reference cycles: Python's cyclic collector would walk those growing trees again
-# and again (a quarter of a second of an evaluation of 66 runs), so it is off while they run.
-WITHOUT_CYCLE_COLLECTOR = {"score", "eval", "report", "plot", "stability"}
+# The rooms' cli modules, each holding its ROOM. They import nothing heavy: a command's own
+# module is imported only when that command runs, so `score` does not pay for plotting or HTTP.
+ROOMS = (
+    "pfgen_fast.pfgen.cli",
+    "pfgen_fast.lctg.cli",
+    "pfgen_fast.evalmm.cli",
+    "pfgen_fast.judge.cli",
+    "pfgen_fast.site.cli",
+)
 
 
 DESCRIPTION = """\
@@ -181,7 +150,13 @@ def unexpected(error: BaseException, argv: list[str]) -> str:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def rooms() -> list[Room]:
+    return [importlib.import_module(name).ROOM for name in ROOMS]
+
+
+def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, Command | None]:
+    """The parser of every room's commands, with the arguments of the command that `argv`
+    names, if it names one; and that command."""
     parser = ArgumentParser(
         prog="python -m pfgen_fast",
         description=DESCRIPTION,
@@ -192,32 +167,42 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show the traceback of an unexpected error"
     )
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (module_name, help_text) in COMMANDS.items():
-        sub = subparsers.add_parser(name, help=help_text, description=help_text)
-        sub.set_defaults(_module=f"pfgen_fast.pfgen.commands.{module_name}")
-    for name, (module_name, help_text) in ROOMS.items():
-        sub = subparsers.add_parser(name, help=help_text, description=help_text)
-        sub.set_defaults(_module=module_name)
-    return parser
+    top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    chosen = None
+    for room in rooms():
+        if room.word is None:
+            chosen = add_commands(top, room.commands, argv[:1]) or chosen
+            continue
+        sub = top.add_parser(room.word, help=room.help, description=room.help)
+        if argv[:1] == [room.word]:
+            inner = sub.add_subparsers(dest="room_command", required=True, metavar="COMMAND")
+            chosen = add_commands(inner, room.commands, argv[1:2])
+    return parser, chosen
+
+
+def add_commands(subparsers: Any, commands: tuple[Command, ...], word: list[str]) -> Command | None:
+    """A parser for each command, with its arguments for the one `word` names; that one."""
+    chosen = None
+    for command in commands:
+        sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
+        if word == [command.name]:
+            command.load().add_arguments(sub)
+            chosen = command
+    return chosen
 
 
 def dispatch(argv: list[str]) -> int:
     """Parses the command line and runs the command."""
-    parser = build_parser()
+    parser, command = build_parser(argv)
     if not argv:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    # Parse the command name first, then let its module declare its own arguments.
-    known, _ = parser.parse_known_args(argv[:1] if not argv[0].startswith("-") else argv)
-    module = importlib.import_module(known._module)
-    description = getattr(module, "DESCRIPTION", None) or {**COMMANDS, **ROOMS}[known.command][1]
-    sub = ArgumentParser(prog=f"python -m pfgen_fast {known.command}", description=description)
-    module.add_arguments(sub)
-    args = sub.parse_args(argv[argv.index(known.command) + 1 :])
-    if known.command in WITHOUT_CYCLE_COLLECTOR:
+    args = parser.parse_args(argv)
+    if command is None:  # parse_args has already refused a line that names none
+        parser.error("no command")
+    if command.without_cycle_collector:
         gc.disable()
-    status = int(module.run(args) or 0)
+    status = int(command.load().run(args) or 0)
     sys.stdout.flush()
     return status
 

@@ -1,4 +1,4 @@
-"""The CLI's guard: every command, given bad inputs (the issue's, random bytes, truncated xz,
+"""The CLI's guard: every command, given bad inputs (those users met, random bytes, truncated xz,
 wrong JSON types), ends with a one-line error and never a traceback; an unexpected exception
 becomes one line naming the command line and where to report it, the traceback only with
 --debug."""
@@ -16,6 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from failing_server import FAILURE_MODES, FAST_CLIENT, serve_failing
+
+from published import evalmm_dir, lctg_dir
 
 QUESTION = "架空の島の天気を教えて。"
 
@@ -161,7 +164,9 @@ def test_every_command_on_bad_input_ends_in_one_line_errors(tmp_path: Path, name
 
 # A room whose command fails with an exception that is not a PfgenError: a bug.
 CRASHING_ROOM = """
-DESCRIPTION = "fails"
+from pfgen_fast.common.rooms import Command, Room
+
+ROOM = Room("crash", "a room that fails", (Command("now", "fails", "crashing_room"),))
 
 def add_arguments(parser):
     parser.add_argument("file")
@@ -174,7 +179,7 @@ RUN_WITH_ROOM = textwrap.dedent(
     """
     import sys
     from pfgen_fast import cli
-    cli.ROOMS["crash"] = ("crashing_room", "a room that fails")
+    cli.ROOMS = (*cli.ROOMS, "crashing_room")
     sys.exit(cli.main(sys.argv[1:]))
     """
 )
@@ -188,22 +193,22 @@ def run_crashing(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
     )
 
 
 def test_an_unexpected_exception_is_one_line_asking_for_a_report(tmp_path: Path) -> None:
-    result = run_crashing(tmp_path, "crash", "answers.jsonl")
+    result = run_crashing(tmp_path, "crash", "now", "answers.jsonl")
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: unexpected KeyError")
-    assert "python -m pfgen_fast crash answers.jsonl" in line
+    assert "python -m pfgen_fast crash now answers.jsonl" in line
     assert "report" in line and "--debug" in line
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
-    result = run_crashing(tmp_path, "crash", "answers.jsonl", "--debug")
+    result = run_crashing(tmp_path, "crash", "now", "answers.jsonl", "--debug")
     assert result.returncode == 1
     assert "Traceback (most recent call last)" in result.stderr
     assert "KeyError: 'missing key in answers.jsonl'" in result.stderr
@@ -222,3 +227,110 @@ def test_main_gives_back_standard_output_and_the_sigterm_handler(
         cli.main(["--version"])
     assert (sys.stdout, signal.getsignal(signal.SIGTERM)) == before
     assert capfd.readouterr().out == f"pfgen_fast {__version__}\n"
+
+
+# A judge or model server that never answers: every command that calls one exits 1, whatever
+# the way the server fails, and a judged metric with no item judged has no score (never 0.0).
+
+JUDGED_COMMANDS = ("mm-score", "mm-evaluate", "lctg-eval", "judge-pairwise", "generate")
+
+
+def write_lines(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), "utf-8")
+    return path
+
+
+def judged_command(name: str, place: Path, url: str) -> list[str]:
+    """The command line of one judged (or generating) command against the server at `url`."""
+    judge = ["--base-url", url, "--judge-model", "judge-1", *FAST_CLIENT, "--no-cache"]
+    mm_rows = [
+        {"ref": "猫です。", "pred": "犬です。", "input_text": "何の動物？", "answer": "猫です。",
+         "text": "犬です。"},
+        {"ref": "赤です。", "pred": "青です。", "input_text": "何色？", "answer": "赤です。",
+         "text": "青です。"},
+    ]  # fmt: skip
+    if name == "mm-score":
+        items = write_lines(place / "items.jsonl", mm_rows)
+        return ["mm", "score", "--metric", "llm-as-a-judge", "--json", "--evalmm-dir",
+                str(evalmm_dir()), str(items), *judge]  # fmt: skip
+    if name == "mm-evaluate":
+        for model in ("model-a", "model-b"):
+            write_lines(place / "results" / "ja-vg-vqa-500" / model / "prediction.jsonl", mm_rows)
+        return ["mm", "evaluate", "--metrics", "llm-as-a-judge", "--evalmm-dir", str(evalmm_dir()),
+                str(place / "results"), *judge]  # fmt: skip
+    if name == "lctg-eval":
+        from pfgen_fast.lctg.data import load_prompts
+
+        prompt = next(iter(load_prompts(lctg_dir(), "summary").values()))
+        row = {"generated_text_id": 0, "model": "demo/model", "prompt_id": prompt.prompt_id,
+               "base_text": prompt.base_text}  # fmt: skip
+        for constraint in ("format", "char_count", "keyword", "prohibited_word"):
+            row[f"{constraint}_result"] = ["要約です。"] * 3
+        generations = write_lines(place / "generated_result_v1.jsonl", [row])
+        return ["lctg", "eval", "--task", "summary", "--data", str(lctg_dir()), "--out",
+                str(place / "out"), str(generations), *judge]  # fmt: skip
+    if name == "judge-pairwise":
+        items = write_lines(place / "items.jsonl", [
+            {"id": "a", "question": "1+1は？", "reference": "2です。", "answer_a": "2",
+             "answer_b": "3"},
+        ])  # fmt: skip
+        return ["judge", "pairwise", "--out", str(place / "out"), str(items), *judge]
+    if name == "generate":
+        data = write_data(place / "data")
+        return ["generate", "--data", str(data), "--model", "m", "--mode", "chat",
+                "--num-trials", "1", "--base-url", url, *FAST_CLIENT, "--no-cache",
+                "--out", str(place / "gen")]  # fmt: skip
+    raise ValueError(name)
+
+
+@pytest.mark.parametrize("mode", FAILURE_MODES)
+def test_a_server_that_never_answers_fails_every_judged_command(tmp_path: Path, mode: str) -> None:
+    problems = []
+    with serve_failing(mode) as url:
+        lines = []
+        for name in JUDGED_COMMANDS:
+            place = tmp_path / name
+            place.mkdir()
+            lines.append(judged_command(name, place, url))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(lambda argv: run_with_output(argv, tmp_path), lines))
+    for result in results:
+        shown = f"{' '.join(result.args)}\nstatus {result.returncode}\n{result.stderr}"
+        if result.returncode != 1:
+            problems.append(f"not status 1: {shown}")
+        elif "Traceback" in result.stderr or "error: unexpected" in result.stderr:
+            problems.append(shown)
+        elif "error" not in result.stderr:
+            problems.append(f"status 1 without a word: {shown}")
+    assert not problems, "\n\n".join(problems)
+    mm_score, mm_evaluate = results[0], results[1]
+    aggregate = json.loads(mm_score.stdout)
+    assert aggregate["overall_score"] is None
+    assert aggregate["details"]["judge_errors"] == 2
+    assert "0.0" not in mm_evaluate.stdout and "n/a" in mm_evaluate.stdout
+    for model in ("model-a", "model-b"):
+        evaluation = tmp_path / "mm-evaluate/results/ja-vg-vqa-500" / model / "evaluation.jsonl"
+        written = json.loads(evaluation.read_text())
+        assert written["llm-as-a-judge"]["overall_score"] is None
+
+
+def test_judge_errors_zero_keeps_the_zeros_and_still_fails(tmp_path: Path) -> None:
+    with serve_failing("http-500") as url:
+        argv = judged_command("mm-score", tmp_path, url) + ["--judge-errors", "zero"]
+        result = run_with_output(argv, tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["overall_score"] == 0.0
+
+
+def run_with_output(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PFGEN_FAST_CACHE": str(cwd / "cache"), "PFGEN_DATA_DIR": ""}
+    result = subprocess.run(
+        [sys.executable, "-m", "pfgen_fast", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    return result

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import email.utils
 import json
 import math
 import os
@@ -29,7 +28,6 @@ from pfgen_fast.common.llm import (
     add_llm_arguments,
     client_from_args,
     parse_logprobs,
-    retry_after,
 )
 
 CHAT = [{"role": "user", "content": "こんにちは"}]
@@ -134,14 +132,6 @@ def test_429_waits_as_retry_after_says(tmp_path):
         only(client(url, tmp_path).run([ChatRequest(CHAT)]))
         waited = time.monotonic() - started
     assert len(behaviour.received) == 2 and 1.2 <= waited < 4
-
-
-def test_retry_after_forms():
-    assert retry_after("3") == 3.0 and retry_after("0.5") == 0.5 and retry_after("-2") == 0.0
-    assert retry_after(None) is None and retry_after("soon") is None
-    later = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 28 <= (retry_after(later) or 0) <= 30
-    assert retry_after(email.utils.formatdate(time.time() - 30, usegmt=True)) == 0.0
 
 
 def test_slow_reply_times_out_and_is_retried(tmp_path):

@@ -94,3 +94,15 @@ def test_pointwise_over_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     lines = (tmp_path / "out/ratings.jsonl").read_text().splitlines()
     assert len(lines) == 200
     assert json.loads(lines[0])["question"] == "Q01"
+
+
+def test_scatter_points_are_labelled_with_their_runs() -> None:
+    from pfgen_fast.judge.pointwise import RunRating, point_labels
+
+    runs = [
+        RunRating("/data/result/org/model-a/run1", 0.5, 6.0, 10, 0),
+        RunRating("/data/result/org/model-b/run1", 0.6, None, 0, 10),  # unrated: no point
+        RunRating("/data/result/other/model-c/run2", 0.7, 7.5, 10, 0),
+    ]
+    assert point_labels(runs) == ["org/model-a/run1", "other/model-c/run2"]
+    assert point_labels(runs[:1]) == ["run1"]

@@ -13,7 +13,7 @@ from openai_server import Behaviour, serve
 
 from pfgen_fast.cli import main
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.judge.ranking import Comparison, rank_models
+from pfgen_fast.judge.leaderboard import Comparison, rank_models
 
 
 def games(first: str, second: str, first_wins: int, second_wins: int, ties: int = 0) -> list:
@@ -101,7 +101,7 @@ def test_rank_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
             "--json",
             "--bootstrap",
             "100",
-            "--out",
+            "--table",
             str(out_file),
         ]
     )

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from lctg_support import benchmark_prompt_module, benchmark_system_prompt, lctg_dir, run_cli
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.lctg.data import TASKS, fetch_data, load_manifest, load_prompts, verify_data
+from pfgen_fast.lctg.data import PUBLISHED, TASKS, load_prompts
 from pfgen_fast.lctg.templates import load_templates
 
-REF = load_manifest()["ref"]
+REF = PUBLISHED.load_manifest()["ref"]
 
 
 def archive(tmp_path: Path, change: str | None = None) -> str:
@@ -40,7 +40,7 @@ def archive(tmp_path: Path, change: str | None = None) -> str:
 
 
 def test_the_manifest_matches_the_published_files() -> None:
-    assert verify_data(lctg_dir()) == []
+    assert PUBLISHED.verify(lctg_dir()) == []
     assert REF.startswith("c4736cb") and len(REF) == 40
 
 
@@ -51,19 +51,19 @@ def test_fetch_keeps_the_manifests_files_verified(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     kept = sorted(p.relative_to(destination).as_posix() for p in destination.rglob("*.*"))
-    assert kept == sorted(load_manifest()["files"])
+    assert kept == sorted(PUBLISHED.load_manifest()["files"])
     verified = run_cli("lctg", "data", "verify", str(destination))
     assert verified.returncode == 0 and "every file matches" in verified.stdout
 
 
 def test_a_changed_file_is_refused_and_nothing_replaced(tmp_path: Path) -> None:
     destination = tmp_path / "data"
-    fetch_data(archive(tmp_path), destination)
+    PUBLISHED.fetch(archive(tmp_path), destination)
     bad = tmp_path / "bad"
     bad.mkdir()
     with pytest.raises(DataError, match=r"prompt\.py: SHA-256"):
-        fetch_data(archive(bad, change="scripts/utils/prompt.py"), destination)
-    assert verify_data(destination) == []
+        PUBLISHED.fetch(archive(bad, change="scripts/utils/prompt.py"), destination)
+    assert PUBLISHED.verify(destination) == []
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".data-")]
 
 
@@ -90,7 +90,7 @@ def test_a_modified_checkout_is_refused_at_load(tmp_path: Path) -> None:
         handle.write("\n")
     with pytest.raises(DataError, match="lctg data fetch"):
         load_prompts(copy, "summary")
-    problems = verify_data(copy)
+    problems = PUBLISHED.verify(copy)
     assert len(problems) == 1 and "summary/prompts_v1.jsonl: SHA-256" in problems[0]
 
 

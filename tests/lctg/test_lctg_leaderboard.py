@@ -29,15 +29,18 @@ def test_leaderboard_table_export_and_figures(tmp_path: Path) -> None:
     board = tmp_path / "board.csv"
     result = run_cli(
         "lctg", "leaderboard", str(tmp_path / "**" / "lctg-*-scores.json"),
-        "--out", str(board), "--plots", str(tmp_path / "figures"),
+        "--table", str(board), "--plots", str(tmp_path / "figures"),
     )  # fmt: skip
     assert result.returncode == 1
     assert (
         result.stderr.startswith("error: ") and "broken/lctg-summary-scores.json" in result.stderr
     )
+    # Piped: one table, each row naming its task.
     lines = result.stdout.splitlines()
-    assert lines[0] == "\t".join(["model", *COLUMNS])
-    assert lines[1].startswith("large\t0.600\t0.610") and lines[2].startswith("small\t0.300")
+    assert lines[0] == "\t".join(["task", "model", *COLUMNS])
+    assert lines[1].startswith("summary\tlarge\t0.600\t0.610")
+    assert lines[2].startswith("summary\tsmall\t0.300")
+    assert lines[3].startswith("ad_text\tsmall\t0.400") and lines[4].startswith("wrote ")
     table = pl.read_csv(board)
     assert table.columns == ["task", "model", *COLUMNS]
     assert table.select("task", "model").rows() == [
@@ -51,6 +54,6 @@ def test_leaderboard_table_export_and_figures(tmp_path: Path) -> None:
 
 def test_parquet_export(tmp_path: Path) -> None:
     path = scores_file(tmp_path, "pros_and_cons", "m", 0.5)
-    result = run_cli("lctg", "leaderboard", str(path), "--out", str(tmp_path / "b.parquet"))
+    result = run_cli("lctg", "leaderboard", str(path), "--table", str(tmp_path / "b.parquet"))
     assert result.returncode == 0, result.stderr
     assert pl.read_parquet(tmp_path / "b.parquet")["Avg-qual"].to_list() == [0.59]

@@ -211,3 +211,12 @@ def test_one_source_only(bench: Path, tmp_path):
     assert result.returncode == 0, result.stderr
     written = json.loads((run / "result.json").read_bytes())
     assert set(written["scores"]["fluency"]) == {"P", "R"}  # Q01, Q10, Q30 have only R
+
+
+def test_nothing_scored_prints_no_rate_and_says_how_to_score(bench: Path, tmp_path):
+    run = copy_run(published_runs()[0], tmp_path)
+    first = run_eval("--data", bench / "data", run / "trials.jsonl.xz")
+    assert first.returncode == 0 and "answers/s" in first.stderr
+    again = run_eval("--data", bench / "data", run / "trials.jsonl.xz")
+    assert again.returncode == 0 and "0 scored, 1 already current" in again.stderr
+    assert "answers/s" not in again.stderr and "--force" in again.stderr

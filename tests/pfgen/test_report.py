@@ -205,7 +205,7 @@ def test_report_command_replaces_the_readme_table_and_exports(tmp_path: Path) ->
             "README.md",
             "--format",
             file_format,
-            "--output",
+            "--table",
             str(output),
             "result/**/result.json",
             cwd=tmp_path,

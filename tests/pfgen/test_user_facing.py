@@ -1,5 +1,5 @@
-"""Issue 24: every command as a user meets it. Each test reproduces one of the issue's items with
-real files and the CLI run in a subprocess (signals included)."""
+"""Every command as a user meets it: each test reproduces one thing a user ran into, with real
+files and the CLI run in a subprocess (signals included)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from user_facing_fixtures import (
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# Item 1: a Qxx.json that is a directory.
+# A Qxx.json that is a directory.
 def test_data_verify_names_a_question_file_that_is_a_directory(tmp_path: Path) -> None:
     data = write_data(tmp_path / "data")
     (data / "Q01.json").unlink()
@@ -37,7 +37,7 @@ def test_data_verify_names_a_question_file_that_is_a_directory(tmp_path: Path) -
     assert f"{data / 'Q01.json'}: not a file" in result.stderr
 
 
-# Item 2: a base URL that is not an HTTP URL.
+# A base URL that is not an HTTP URL.
 @pytest.mark.parametrize("url", ["notaurl", "ftp://example.org/v1", "http://"])
 def test_generate_rejects_a_base_url_that_is_not_http(tmp_path: Path, url: str) -> None:
     result = run_cli(
@@ -47,7 +47,7 @@ def test_generate_rejects_a_base_url_that_is_not_http(tmp_path: Path, url: str) 
     assert not (tmp_path / "out").exists()
 
 
-# Item 3 (fixed with the exactness issue): --sources is part of what makes a result current.
+# --sources is part of what makes a result current.
 def test_eval_after_eval_with_sources_scores_again(tmp_path: Path) -> None:
     checkout(tmp_path, ["org/model"])
     first = run_cli("eval", "--json", "--sources", "P", cwd=tmp_path)
@@ -55,12 +55,10 @@ def test_eval_after_eval_with_sources_scores_again(tmp_path: Path) -> None:
     second = run_cli("eval", "--json", cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     (row,) = json.loads(second.stdout)
-    if row["status"] == "skipped":
-        pytest.skip("item 3 is fixed by the exactness work (issue 22)")
     assert row["status"] == "scored"
 
 
-# Item 5: stdout closed by its reader, or on a full disk.
+# Stdout closed by its reader, or on a full disk.
 def test_score_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     write_data(tmp_path / "data")
     answers = tmp_path / "answers.jsonl"
@@ -123,7 +121,7 @@ def test_eval_json_on_a_full_disk_names_standard_output(tmp_path: Path) -> None:
     assert "error: standard output: cannot write: No space left on device" in result.stderr
 
 
-# Item 6: a checkout whose results are current shows its scores.
+# A checkout whose results are current shows its scores.
 def test_eval_of_current_results_prints_their_scores(tmp_path: Path) -> None:
     checkout(tmp_path, ["org/first-model", "org/second-model"])
     first = run_cli("eval", "--json", cwd=tmp_path)
@@ -151,7 +149,7 @@ def test_eval_of_current_results_prints_their_scores(tmp_path: Path) -> None:
         assert row["score"] == f"{scored[row['model']]['score']:.4f}"
 
 
-# Item 7: tables piped and at 80 columns.
+# Tables piped and at 80 columns.
 def test_eval_table_when_piped_is_one_tab_separated_line_per_run(tmp_path: Path) -> None:
     trials = [write_run(tmp_path, LONG_MODEL), write_run(tmp_path, "org/short", seed=2)]
     write_data(tmp_path / "data")
@@ -236,7 +234,7 @@ def test_report_and_build_refs_tables_when_piped(tmp_path: Path) -> None:
     assert lines and all(len(line.split("\t")) == len(header.split("\t")) for line in lines)
 
 
-# Item 8: no command, and --version.
+# No command, and --version.
 def test_no_command_prints_usage_and_the_commands(tmp_path: Path) -> None:
     result = run_cli(cwd=tmp_path)
     assert result.returncode == 1
@@ -254,7 +252,7 @@ def test_version(tmp_path: Path) -> None:
     assert result.stdout.strip() == f"pfgen_fast {__version__}"
 
 
-# Item 9: values that cannot mean anything.
+# Values that cannot mean anything.
 @pytest.mark.parametrize("jobs", ["0", "-3", "two"])
 def test_eval_rejects_jobs_below_one(tmp_path: Path, jobs: str) -> None:
     checkout(tmp_path, ["org/model"])
@@ -270,7 +268,7 @@ def test_eval_rejects_a_source_no_question_has(tmp_path: Path) -> None:
     assert not (tmp_path / "result" / "org" / "model" / "result.json").exists()
 
 
-# Items 10 and 11: exit statuses, and what score writes before a bad line.
+# Exit statuses, and what score writes before a bad line.
 def lines_with_a_bad_one(good_before: int) -> bytes:
     lines = answer_lines(good_before).splitlines(keepends=True)
     return b"".join(lines[:good_before]) + b'{"question": 1}\n' + b"".join(lines[good_before:])
@@ -308,7 +306,7 @@ def test_score_writes_the_lines_before_the_first_bad_one(tmp_path: Path) -> None
     assert [{k: v for k, v in row.items() if k != "scores"} for row in written] == given
 
 
-# Item 12: messages that name the right thing.
+# Messages that name the right thing.
 def test_an_unwritable_result_json_is_named_as_itself(tmp_path: Path) -> None:
     checkout(tmp_path, ["org/model"])
     result_json = tmp_path / "result" / "org" / "model" / "result.json"
@@ -325,7 +323,7 @@ def test_a_parent_that_is_a_file_is_named(tmp_path: Path) -> None:
     checkout(tmp_path, ["org/model"])
     assert run_cli("eval", cwd=tmp_path).returncode == 0
     (tmp_path / "plain-file").write_text("x")
-    result = run_cli("report", "--format", "csv", "--output", "plain-file/board.csv", cwd=tmp_path)
+    result = run_cli("report", "--format", "csv", "--table", "plain-file/board.csv", cwd=tmp_path)
     assert_one_line_error(result, "plain-file is not a directory")
 
 
@@ -373,7 +371,7 @@ def test_score_reads_xz_compressed_answers(tmp_path: Path) -> None:
     assert_one_line_error(piped, "<stdin>", "xz")
 
 
-# Item 13: two pairs of leaderboard markers.
+# Two pairs of leaderboard markers.
 def test_report_readme_with_two_marker_pairs_is_an_error(tmp_path: Path) -> None:
     checkout(tmp_path, ["org/model"])
     assert run_cli("eval", cwd=tmp_path).returncode == 0
@@ -386,7 +384,7 @@ def test_report_readme_with_two_marker_pairs_is_an_error(tmp_path: Path) -> None
     assert readme.read_bytes() == before
 
 
-# Item 14: the README says how to install, what it downloads, and the extras.
+# The README says how to install, what it downloads, and the extras.
 def test_readme_install_notes() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "git clone" in text and "pfgen_fast" in text

@@ -1,4 +1,4 @@
-"""Issue 24, item 4: runs stopped by SIGKILL or SIGTERM. Temporary files and spill folders carry
+"""Runs stopped by SIGKILL or SIGTERM. Temporary files and spill folders carry
 the id of the process that made them; a later run removes those of dead processes (never those
 of live ones), and SIGTERM cleans up as SIGINT does (exit status 143)."""
 

@@ -1,5 +1,6 @@
 """Published files of the benchmarks, fetched from their repositories' archives and checked
-against the digests the project ships in `reference_data/` (hashes only, never the files)."""
+against the digests the project ships in `reference_data/` (hashes only, never the files).
+Downloads go through httpx with the retry policy of `common.http`, as model calls do."""
 
 from __future__ import annotations
 
@@ -7,32 +8,65 @@ import hashlib
 import io
 import shutil
 import tarfile
-import urllib.error
+import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+import httpx
+
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.files import temporary_folder
+from pfgen_fast.common.http import backoffs, retry_after, retryable
 
-DOWNLOAD_TIMEOUT_SECONDS = 120
+DOWNLOAD_TIMEOUT_SECONDS = 120.0
+# Tries after the first, for a status worth another try, a timeout or a dropped connection.
+DOWNLOAD_RETRIES = 5
 ALGORITHM_NAMES = {"sha1": "SHA-1", "sha256": "SHA-256"}
 
 
 def download(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
-            return response.read()
-    except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
-        reason = getattr(error, "reason", error)
-        raise DataError(f"{url}: download failed: {reason}") from None
+    """The body at `url` (redirects followed, as GitHub's archive links need), or the file a
+    file:// URL names; a DataError once the tries are used up, or at once for a status that
+    retrying cannot change."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "file":
+        try:
+            return Path(urllib.request.url2pathname(parts.path)).read_bytes()
+        except OSError as error:
+            raise DataError(f"{url}: download failed: {error.strerror or error}") from None
+    waits = backoffs()
+    failure = ""
+    with httpx.Client(follow_redirects=True, timeout=DOWNLOAD_TIMEOUT_SECONDS) as http:
+        for tries in range(1, DOWNLOAD_RETRIES + 2):
+            wait: float | None = None
+            try:
+                response = http.get(url)
+            except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+                raise DataError(f"{url}: download failed: {error}") from None
+            except httpx.HTTPError as error:  # refused, reset, timed out, protocol errors
+                failure = str(error) or type(error).__name__
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    return response.content
+                failure = f"HTTP {status}"
+                if not retryable(status):
+                    raise DataError(f"{url}: download failed: {failure}")
+                if status == 429:
+                    wait = retry_after(response.headers.get("Retry-After"))
+            if tries <= DOWNLOAD_RETRIES:
+                backoff = next(waits)
+                time.sleep(backoff if wait is None else wait)
+    raise DataError(f"{url}: download failed after {tries} tries: {failure}")
 
 
 def extract_members(
-    archive: bytes, url: str, target: Path, select: Callable[[PurePosixPath], bool]
+    archive: bytes, url: str, target: Path, place: Callable[[PurePosixPath], PurePosixPath | None]
 ) -> None:
-    """Extracts the regular files of a repository archive (`<top>/...`) whose path below the
-    top folder `select` accepts into `target`, keeping that relative path."""
+    """Extracts the regular files of a repository archive (`<top>/...`) into `target`, each
+    at the path `place` gives for its path below the top folder (None: not extracted)."""
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tar:
             members = []
@@ -40,8 +74,8 @@ def extract_members(
                 parts = PurePosixPath(member.name).parts
                 if len(parts) < 2 or not member.isfile():
                     continue
-                relative = PurePosixPath(*parts[1:])
-                if not select(relative):
+                relative = place(PurePosixPath(*parts[1:]))
+                if relative is None:
                     continue
                 if relative.is_absolute() or ".." in relative.parts:
                     raise DataError(f"{url}: unsafe path in archive: {member.name}")
@@ -63,17 +97,17 @@ def extract_members(
 def fetch_archive(
     url: str,
     destination: Path,
-    select: Callable[[PurePosixPath], bool],
+    place: Callable[[PurePosixPath], PurePosixPath | None],
     verify: Callable[[Path], list[str]],
 ) -> Path:
-    """Downloads a repository archive, extracts the selected files into a staging folder
+    """Downloads a repository archive, extracts the files `place` places into a staging folder
     beside `destination`, checks them with `verify` (a list of problems) and only then puts
     the folder in place of `destination`; on any problem nothing is replaced."""
     archive = download(url)
     destination.parent.mkdir(parents=True, exist_ok=True)
     # Named after this process: a later fetch removes what a killed one left.
     with temporary_folder(f".{destination.name}-", destination.parent) as staging:
-        extract_members(archive, url, staging, select)
+        extract_members(archive, url, staging, place)
         problems = verify(staging)
         if problems:
             raise DataError(

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
-import email.utils
 import enum
 import hashlib
 import json
@@ -48,15 +46,9 @@ import httpx
 
 from pfgen_fast.common.cli_args import non_negative_int, positive_float, positive_int
 from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.http import backoffs, retry_after, retryable
 from pfgen_fast.common.llm_cache import ResponseCache, canonical_json, default_cache_path
 
-# Exponential backoff between tries of a request, in seconds.
-FIRST_BACKOFF = 0.5
-MAX_BACKOFF = 16.0
-# The longest Retry-After honoured as given, in seconds.
-MAX_RETRY_AFTER = 600.0
-# Statuses worth another try besides 5xx: request timeout, conflict, too early, rate limit.
-RETRY_STATUSES = frozenset({408, 409, 425, 429})
 # Calls failing for good in a row (with no reply in between) that mark a server as down.
 MIN_FAILURES_FOR_DOWN = 3
 
@@ -215,25 +207,6 @@ class _Default(enum.Enum):
 
 
 DEFAULT = _Default.DEFAULT
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (seconds or an HTTP date), if usable."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=datetime.timezone.utc)
-        seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
-    if math.isnan(seconds):
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 
 
 def server_message(response: httpx.Response) -> str:
@@ -446,7 +419,7 @@ class LLMClient:
         """One request with its retries: the reply, or an LLMError once the tries are used up;
         raises an LLMError for a status that retrying cannot change."""
         content = json.dumps(body, ensure_ascii=False).encode()
-        backoff = FIRST_BACKOFF
+        waits = backoffs()
         failure, status = "", None
         tries = 0
         while tries <= self.max_retries:
@@ -470,15 +443,15 @@ class LLMClient:
                         failure = f"malformed reply ({error})"
                 elif status == 400 and self.accept_400:
                     return LLMReply("", None, None, {}, 400, False, error_body(response))
-                elif status in RETRY_STATUSES or status >= 500:
+                elif retryable(status):
                     failure = f"HTTP {status}: {server_message(response)}"
                     if status == 429:
                         wait = retry_after(response.headers.get("Retry-After"))
                 else:
                     raise self.refused(url, status, server_message(response))
             if tries <= self.max_retries:
+                backoff = next(waits)
                 await asyncio.sleep(backoff if wait is None else wait)
-                backoff = min(backoff * 2, MAX_BACKOFF)
         return LLMError(
             f"{url}: no answer after {tries} tries ({failure}); model {self.model}", status
         )

@@ -5,30 +5,18 @@ checked against `reference_data/llm-jp-eval-mm.json`, else an installed `eval_mm
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
 
-from pfgen_fast.common.archive import fetch_archive, verify_files
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.files import cache_dir
+from pfgen_fast.common.published_data import PublishedData
 
-MANIFEST = Path(__file__).resolve().parent.parent / "reference_data" / "llm-jp-eval-mm.json"
 METRICS = "src/eval_mm/metrics"
 FETCH_HINT = (
     "run `python -m pfgen_fast mm data fetch`, set $EVALMM_DIR to a checkout of "
     "llm-jp-eval-mm, or install its eval_mm package"
 )
-
-
-def load_manifest() -> dict[str, Any]:
-    return json.loads(MANIFEST.read_text(encoding="utf-8"))
-
-
-def default_url(ref: str | None = None) -> str:
-    manifest = load_manifest()
-    return manifest["archive_url"].format(ref=ref or manifest["ref"])
 
 
 def fetched_dir() -> Path:
@@ -41,19 +29,13 @@ def default_data_dir() -> Path:
     return Path(env) if env else fetched_dir()
 
 
-def verify_data(data_dir: Path) -> list[str]:
-    return verify_files(data_dir, load_manifest()["files"])
-
-
-def fetch_data(url: str, destination: Path | None = None) -> Path:
-    """Downloads the repository archive and keeps the manifest's files, verified."""
-    manifest = load_manifest()
-    names = set(manifest["files"]) | set(manifest["unverified_files"])
-
-    def select(relative: PurePosixPath) -> bool:
-        return str(relative) in names
-
-    return fetch_archive(url, destination or fetched_dir(), select, verify_data)
+PUBLISHED = PublishedData(
+    name="llm-jp-eval-mm",
+    manifest="llm-jp-eval-mm.json",
+    fetched_dir=fetched_dir,
+    default_dir=default_data_dir,
+    hint=FETCH_HINT,
+)
 
 
 def installed_metrics_dir() -> Path | None:
@@ -75,9 +57,8 @@ def metrics_file(name: str, data_dir: Path | None = None) -> Path:
     relative = f"{METRICS}/{name}"
     path = directory / relative
     if path.is_file():
-        expected = load_manifest()["files"]
-        if relative in expected:
-            problems = verify_files(directory, {relative: expected[relative]})
+        if relative in PUBLISHED.load_manifest()["files"]:
+            problems = PUBLISHED.verify(directory, [relative])
             if problems:
                 raise DataError(
                     f"{path} does not match llm-jp-eval-mm at the pinned commit "

@@ -190,10 +190,10 @@ def score_board_vqa(
 
 
 def mean_with_errors(key: str, scores: Sequence[Any]) -> dict[str, Any]:
-    """The mean of the scores judged (0.0 if none); failed calls (None) counted under
-    `judge_errors`."""
+    """The mean of the scores judged; failed calls (None) counted under `judge_errors`. With
+    no score at all (every call failed) there is no mean: None, never 0.0."""
     kept = [s for s in scores if s is not None]
-    value = sum(kept) / len(kept) if kept else 0.0
+    value = sum(kept) / len(kept) if kept else None
     details: dict[str, Any] = {key: value}
     if len(kept) != len(scores):
         details["judge_errors"] = len(scores) - len(kept)
@@ -203,8 +203,12 @@ def mean_with_errors(key: str, scores: Sequence[Any]) -> dict[str, Any]:
 def heron_aggregate(scores: Sequence[dict[str, int] | None], docs: Sequence[Doc]) -> dict[str, Any]:
     """Per category mean and 100·mean/max(0.01, mean of the reference's scores), -1 entries
     included; a category with no items or a mean of -1 is left out and counts 0 in
-    `overall_rel`, the mean of the three relative scores."""
+    `overall_rel`, the mean of the three relative scores. With no item judged (every call
+    failed) there is no score: `overall` and `overall_rel` are None, never 0.0."""
     pairs = [(s, d) for s, d in zip(scores, docs, strict=True) if s is not None]
+    if scores and not pairs:
+        unjudged = {"overall": None, "overall_rel": None, "judge_errors": len(scores)}
+        return {"overall_score": None, "details": unjudged}
     metrics: dict[str, Any] = defaultdict(float)
     for category in HERON_CATEGORIES:
         own = [s["score"] for s, d in pairs if d["category"] == category]

@@ -9,14 +9,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from pfgen_fast.common.figures import pyplot, write_figure
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
+from pfgen_fast.common.pfgen_data import Question
+from pfgen_fast.judge.data import Run
 from pfgen_fast.judge.pairwise import reply_tokens
 from pfgen_fast.judge.prompts import pointwise_prompt
-from pfgen_fast.judge.runs import Question, Run
 
 # MT-Bench's judge settings: greedy decoding.
 SAMPLING = {"temperature": 0}
@@ -56,16 +57,16 @@ def rate_runs(
     requests: list[ChatRequest] = []
     for run, _ in runs:
         for question in questions:
-            answers = run.answers.get(question.text, [])
+            answers = run.answers.get(question.question, [])
             for t, answer in enumerate(answers[:trials] if trials else answers):
-                text = pointwise_prompt(question.text, question.reference, answer)
+                text = pointwise_prompt(question.question, question.note, answer)
                 keys.append((run.name, question, t + 1))
                 requests.append(ChatRequest([{"role": "user", "content": text}], SAMPLING))
     replies = client.run(requests, progress)
     records = []
     ratings: dict[str, list[float | None]] = {run.name: [] for run, _ in runs}
     for (name, question, trial), reply in zip(keys, replies, strict=True):
-        record: dict[str, Any] = {"run": name, "question": question.id, "trial": trial}
+        record: dict[str, Any] = {"run": name, "question": question.question_id, "trial": trial}
         if isinstance(reply, LLMError):
             record["rating"], record["error"] = None, str(reply)
         else:
@@ -111,12 +112,30 @@ def rating_correlation(summaries: Sequence[RunRating]) -> float | None:
     return pearson(*score_and_rating(summaries))
 
 
+def point_labels(summaries: Sequence[RunRating]) -> list[str]:
+    """The label of each rated run's point: its directory below the folder all the runs share
+    (e.g. `org/model/run`), so that the labels are short and still tell the runs apart."""
+    names = [s.run for s in summaries if s.mean_rating is not None]
+    parts = [PurePath(name).parts for name in names]
+    shared = 0
+    while (
+        parts and all(len(p) > shared + 1 for p in parts) and len({p[shared] for p in parts}) == 1
+    ):
+        shared += 1
+    return [str(PurePath(*p[shared:])) for p in parts]
+
+
 def draw_scatter(summaries: Sequence[RunRating], r: float | None, path: Path) -> None:
-    """pfgen-bench score against mean rating, one point per run (PNG, SVG, ... by suffix),
-    written atomically."""
+    """pfgen-bench score against mean rating, one labelled point per run (PNG, SVG, ... by
+    suffix), written atomically."""
     plt = pyplot()
-    figure, axes = plt.subplots(figsize=(5, 4))
-    axes.scatter(*score_and_rating(summaries), s=14)
+    figure, axes = plt.subplots(figsize=(6.4, 5))
+    scores, ratings = score_and_rating(summaries)
+    axes.scatter(scores, ratings, s=14)
+    for label, x, y in zip(point_labels(summaries), scores, ratings, strict=True):
+        axes.annotate(
+            label, (x, y), xytext=(3, 3), textcoords="offset points", fontsize=6, alpha=0.8
+        )
     axes.set_xlabel("pfgen-bench score")
     axes.set_ylabel("mean judge rating (1-10)")
     axes.set_title("10-point judge" + ("" if r is None else f" (r = {r:.4f})"))

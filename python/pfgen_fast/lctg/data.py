@@ -4,18 +4,15 @@ files are CC BY-NC-SA 4.0 and never shipped), and the prompt sets loaded from th
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
 
-from pfgen_fast.common.archive import fetch_archive, verify_files
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.files import cache_dir
 from pfgen_fast.common.jsonl import iter_json_lines, require
+from pfgen_fast.common.published_data import PublishedData
 
-MANIFEST = Path(__file__).resolve().parent.parent / "reference_data" / "lctg-bench.json"
 TASKS = ("summary", "ad_text", "pros_and_cons")
 # The four constraints, in the benchmark's column order; each is generated separately.
 CONSTRAINTS = ("format", "char_count", "keyword", "prohibited_word")
@@ -35,56 +32,37 @@ class PromptRow:
     prohibited_word: str
 
 
-def load_manifest() -> dict[str, Any]:
-    return json.loads(MANIFEST.read_text(encoding="utf-8"))
-
-
-def default_url(ref: str | None = None) -> str:
-    manifest = load_manifest()
-    return manifest["archive_url"].format(ref=ref or manifest["ref"])
-
-
 def default_data_dir() -> Path:
     """`$LCTG_BENCH_DIR`, else the fetched copy in the user cache."""
     env = os.environ.get("LCTG_BENCH_DIR")
-    return Path(env) if env else cache_dir() / "lctg" / "LCTG-Bench"
+    return Path(env) if env else fetched_dir()
+
+
+def fetched_dir() -> Path:
+    return cache_dir() / "lctg" / "LCTG-Bench"
+
+
+PUBLISHED = PublishedData(
+    name="LCTG Bench",
+    manifest="lctg-bench.json",
+    fetched_dir=fetched_dir,
+    default_dir=default_data_dir,
+    hint=FETCH_HINT,
+)
 
 
 def resolve_data_dir(data_dir: str | Path | None) -> Path:
     """The directory given or the default one; a DataError with the fetch hint when the
     benchmark's files are not there."""
-    directory = Path(data_dir) if data_dir is not None else default_data_dir()
-    if not directory.is_dir():
-        raise DataError(f"LCTG Bench data not found at {directory}: {FETCH_HINT}")
-    return directory
-
-
-def verify_data(data_dir: Path, names: list[str] | None = None) -> list[str]:
-    """Every difference between the files of `data_dir` (all of the manifest's, or `names`)
-    and the manifest's digests."""
-    expected = load_manifest()["files"]
-    if names is not None:
-        expected = {name: expected[name] for name in names}
-    return verify_files(data_dir, expected)
+    return PUBLISHED.find_dir(None if data_dir is None else Path(data_dir))
 
 
 def require_verified(data_dir: Path, names: list[str]) -> None:
     """A DataError listing the problems, with the fetch hint, unless the files match."""
-    problems = verify_data(data_dir, names)
+    problems = PUBLISHED.verify(data_dir, names)
     if problems:
         listing = "\n  ".join(problems)
         raise DataError(f"{data_dir} does not match LCTG Bench ({FETCH_HINT}):\n  {listing}")
-
-
-def fetch_data(url: str, destination: Path | None = None) -> Path:
-    """Downloads the repository archive, keeps the manifest's files, verified."""
-    names = set(load_manifest()["files"])
-    target = destination or cache_dir() / "lctg" / "LCTG-Bench"
-
-    def select(relative: PurePosixPath) -> bool:
-        return str(relative) in names
-
-    return fetch_archive(url, target, select, lambda staging: verify_data(staging))
 
 
 def prompts_file(task: str) -> str:

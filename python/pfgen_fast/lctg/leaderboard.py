@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.figures import pyplot, save_figure
 from pfgen_fast.common.files import expand_paths
@@ -81,11 +83,7 @@ def run_leaderboard(patterns: list[str], out: str | None, plots: str | None) -> 
     if not entries:
         raise PfgenError("no evaluations to show")
     entries.sort(key=sort_key)
-    for task in TASKS:
-        mine = [e for e in entries if e.task == task]
-        if mine:
-            rows = [[e.model, *(cell(e.scores[c]) for c in COLUMNS)] for e in mine]
-            print_table(f"LCTG Bench {task}", ["model", *COLUMNS], rows)
+    print_leaderboard(entries)
     if out:
         values = [[e.task, e.model, *(e.scores[c] for c in COLUMNS)] for e in entries]
         write_table(Path(out), ["task", "model", *COLUMNS], values)
@@ -94,6 +92,20 @@ def run_leaderboard(patterns: list[str], out: str | None, plots: str | None) -> 
         for path in draw_figures(entries, Path(plots)):
             print(f"wrote {path}")
     return 1 if problems else 0
+
+
+def print_leaderboard(entries: list[Entry]) -> None:
+    """On a terminal a table per task, titled with it; piped, one table with a task column."""
+    console = Console()
+    if not console.is_terminal:
+        rows = [[e.task, e.model, *(cell(e.scores[c]) for c in COLUMNS)] for e in entries]
+        print_table(None, ["task", "model", *COLUMNS], rows, console=console)
+        return
+    for task in TASKS:
+        mine = [e for e in entries if e.task == task]
+        if mine:
+            rows = [[e.model, *(cell(e.scores[c]) for c in COLUMNS)] for e in mine]
+            print_table(f"LCTG Bench {task}", ["model", *COLUMNS], rows, console=console)
 
 
 def draw_figures(entries: list[Entry], folder: Path) -> list[Path]:

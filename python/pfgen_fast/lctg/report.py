@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from rich.console import Console
 
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
@@ -97,7 +98,7 @@ def write_outputs(paths: OutputPaths, items: list[Item], document: dict[str, Any
     write_table(paths.scores_csv, ["model", *COLUMNS], [[document["model"], *scores.values()]])
 
 
-def print_scores(document: dict[str, Any]) -> None:
+def print_scores(document: dict[str, Any], console: Console | None = None) -> None:
     title = f"LCTG Bench {document['task']} (judge {document['judge']['model']})"
     row = [document["model"], *(cell(v) for v in document["scores"].values())]
-    print_table(title, ["model", *COLUMNS], [row])
+    print_table(title, ["model", *COLUMNS], [row], console=console)

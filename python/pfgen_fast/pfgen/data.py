@@ -1,34 +1,23 @@
-"""Loading and checking the benchmark's question files (`data/Qxx.json`)."""
+"""The benchmark's question files (`data/Qxx.json`): where they are and how they are read
+(`common.pfgen_data`, which the judge shares), their metadata hash, and the published data
+(`data fetch|verify`) checked against the manifest the project ships
+(`reference_data/pfgen-bench-data.json`: SHA-1 digests only, no data)."""
 
 from __future__ import annotations
 
 import hashlib
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.jsonl import read_json
+from pfgen_fast.common.files import cache_dir
 from pfgen_fast.common.pfgen_data import DATA_DEFAULT as DATA_DEFAULT
+from pfgen_fast.common.pfgen_data import QUESTION_FILE, question_files
+from pfgen_fast.common.pfgen_data import Question as Question
 from pfgen_fast.common.pfgen_data import default_data_dir as default_data_dir
-from pfgen_fast.common.pfgen_data import question_files
+from pfgen_fast.common.pfgen_data import load_question as load_question
+from pfgen_fast.common.pfgen_data import load_questions as load_questions
 from pfgen_fast.common.pfgen_data import resolve_data_dir as resolve_data_dir
-
-RULE_KINDS = ("t", "and", "or")
-
-
-@dataclass(frozen=True)
-class Question:
-    """One `Qxx.json`: metadata, keyword rules and reference answers by source, in file order."""
-
-    question_id: str
-    question: str
-    category: str
-    note: str
-    keywords: list[dict[str, Any]]
-    answers: dict[str, list[str]]
-    path: Path
+from pfgen_fast.common.published_data import PublishedData
 
 
 def metadata_hash(data_dir: str | Path) -> str:
@@ -37,86 +26,27 @@ def metadata_hash(data_dir: str | Path) -> str:
     return hashlib.sha1(digests.encode()).hexdigest()
 
 
-def load_question(path: str | Path, require_answers: bool = True) -> Question:
-    """Parse and check one question file; errors name the file and the field."""
-    path = Path(path)
-    raw = read_json(path, DataError)
-    if not isinstance(raw, dict):
-        raise DataError(f"{path}: expected a JSON object")
-    fields: dict[str, str] = {}
-    for name in ("question_id", "question", "category", "note"):
-        value = raw.get(name, "" if name in ("category", "note") else None)
-        if not isinstance(value, str):
-            raise DataError(f"{path}: field '{name}' must be a string")
-        fields[name] = value
-    keywords = raw.get("keywords", [])
-    if not isinstance(keywords, list):
-        raise DataError(f"{path}: field 'keywords' must be a list")
-    for index, rule in enumerate(keywords):
-        check_rule(rule, f"{path}: keywords[{index}]", top_level=True)
-    answers: dict[str, list[str]] = {}
-    raw_answers = raw.get("answers")
-    if raw_answers is None and not require_answers:
-        raw_answers = {}
-    if not isinstance(raw_answers, dict):
-        raise DataError(f"{path}: field 'answers' must be an object of source -> list of answers")
-    for source, refs in raw_answers.items():
-        # By their types, at C speed (JSON strings are exactly str): thousands per question.
-        if not isinstance(refs, list) or not set(map(type, refs)) <= {str}:
-            raise DataError(f"{path}: answers.{source} must be a list of strings")
-        if not refs:
-            raise DataError(f"{path}: answers.{source} is empty")
-        answers[source] = refs
-    if require_answers and not answers:
-        raise DataError(f"{path}: field 'answers' has no reference answers")
-    return Question(keywords=keywords, answers=answers, path=path, **fields)
+def unpublished_files(data_dir: Path, manifest: dict[str, Any]) -> list[str]:
+    """Question files the published data does not have, or else a metadata hash that is not
+    the published one."""
+    present = {p.name for p in data_dir.iterdir() if QUESTION_FILE.fullmatch(p.name)}
+    problems = [
+        f"{data_dir / name}: not a file of the published data"
+        for name in sorted(present - set(manifest["files"]))
+    ]
+    if not problems and metadata_hash(data_dir) != manifest["metadata_hash"]:
+        problems.append(f"{data_dir}: metadata hash differs from {manifest['metadata_hash']}")
+    return problems
 
 
-def check_rule(rule: Any, where: str, top_level: bool = False) -> None:
-    """A keyword rule is {"t": pattern} or {"and"/"or": [rules]}, with optional name/importance."""
-    if not isinstance(rule, dict):
-        raise DataError(f"{where}: a keyword rule must be an object")
-    kinds = [k for k in RULE_KINDS if k in rule]
-    if len(kinds) != 1:
-        raise DataError(f"{where}: a keyword rule needs exactly one of 't', 'and', 'or'")
-    unknown = set(rule) - {*RULE_KINDS, "name", "importance"}
-    if unknown:
-        raise DataError(f"{where}: unknown field '{sorted(unknown)[0]}' in keyword rule")
-    if "name" in rule and not isinstance(rule["name"], str):
-        raise DataError(f"{where}.name: must be a string")
-    if "importance" in rule:
-        importance = rule["importance"]
-        if not top_level:
-            raise DataError(f"{where}.importance: only top-level rules have an importance")
-        if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-            raise DataError(f"{where}.importance: must be a number")
-    kind = kinds[0]
-    if kind == "t":
-        pattern = rule["t"]
-        if not isinstance(pattern, str):
-            raise DataError(f"{where}.t: must be a string")
-        try:
-            re.compile(pattern)
-        except re.error as error:
-            raise DataError(f"{where}.t: invalid regular expression {pattern!r}: {error}") from None
-        return
-    children = rule[kind]
-    if not isinstance(children, list) or not children:
-        raise DataError(f"{where}.{kind}: must be a non-empty list of rules")
-    for index, child in enumerate(children):
-        check_rule(child, f"{where}.{kind}[{index}]")
-
-
-def load_questions(
-    data_dir: str | Path, question_ids: set[str] | None = None, require_answers: bool = True
-) -> dict[str, Question]:
-    """Question files of a directory by question_id, in id order (optionally only some ids)."""
-    questions: dict[str, Question] = {}
-    for path in question_files(data_dir):
-        if question_ids is not None and path.stem not in question_ids:
-            continue
-        question = load_question(path, require_answers=require_answers)
-        if question.question_id in questions:
-            raise DataError(f"{path}: duplicate question_id {question.question_id!r}")
-        questions[question.question_id] = question
-    return dict(sorted(questions.items()))
+PUBLISHED = PublishedData(
+    name="pfgen-bench",
+    manifest="pfgen-bench-data.json",
+    fetched_dir=lambda: cache_dir() / "data",
+    default_dir=default_data_dir,
+    hint="give DIR (the data/ directory of a pfgen-bench checkout), set PFGEN_DATA_DIR, or run "
+    "`python -m pfgen_fast data fetch` first",
+    algorithm="sha1",
+    folder="data",
+    more_problems=unpublished_files,
+)

@@ -13,6 +13,7 @@ import itertools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -21,6 +22,7 @@ from rich.markup import escape
 from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.runs import TRIALS_NAMES, read_config, trials_file
+from pfgen_fast.pfgen.data import Question
 from pfgen_fast.pfgen.exactness import mean
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.pfgen.trials import (
@@ -49,10 +51,15 @@ class SourceScores:
     scores: dict[str, np.ndarray]
 
     def pearson(self) -> dict[tuple[str, str], float]:
-        return {
-            (a, b): float(np.corrcoef(self.scores[a], self.scores[b])[0, 1])
-            for a, b in itertools.combinations(self.scores, 2)
-        }
+        return pearson_by_pair(self.scores)
+
+
+def pearson_by_pair(scores: dict[str, np.ndarray]) -> dict[tuple[str, str], float]:
+    """Pearson's r of the runs' scores for each pair of sources."""
+    return {
+        (a, b): float(np.corrcoef(scores[a], scores[b])[0, 1])
+        for a, b in itertools.combinations(scores, 2)
+    }
 
 
 def read_run(path: Path, references: ReferenceData) -> RunAnswers:
@@ -77,14 +84,54 @@ def read_run(path: Path, references: ReferenceData) -> RunAnswers:
     return RunAnswers(trials_path, str(config.get("mode", "")), answers)
 
 
+def stability_questions(
+    questions: dict[str, Question], sources: tuple[str, ...] = STABILITY_SOURCES
+) -> list[Question]:
+    """The questions having all of `sources`, in id order; an InputError if there are none."""
+    chosen = [q for q in questions.values() if set(sources) <= set(q.answers)]
+    if not chosen:
+        raise InputError(f"no question of the data has all of the sources {', '.join(sources)}")
+    return sorted(chosen, key=lambda question: question.question_id)
+
+
 def single_source_scorers(
     references: ReferenceData, sources: tuple[str, ...]
 ) -> dict[str, dict[str, QuestionScorer]]:
     """Per source, a scorer against that source alone for each question having all sources."""
-    questions = [q for q in references.questions.values() if set(sources) <= set(q.answers)]
-    if not questions:
-        raise InputError(f"no question of the data has all of the sources {', '.join(sources)}")
+    questions = stability_questions(references.questions, sources)
     return {source: build_scorers(questions, [source]) for source in sources}
+
+
+def result_source_scores(
+    path: Path, data: dict[str, Any], question_ids: list[str], legacy_sum: bool = False
+) -> dict[str, float]:
+    """A run's score against each single source, from its result.json alone: per question, an
+    answer's per-source values are its single-source fluency and truthfulness divided by the
+    question's K sources (spec §6), so the question's single-source mean is
+    (K·fluency[s] + K·truthfulness[s] + helpfulness) / 3 of its means; the run's score is the
+    mean over the questions. The same as scoring every answer against that source
+    (`run_scores`) up to result.json's rounding (5 decimals) when every question has the same
+    number of answers. An InputError names a question or source the result lacks."""
+    questions = data["questions"]
+    scores = {}
+    for source in STABILITY_SOURCES:
+        values = []
+        for question_id in question_ids:
+            if question_id not in questions:
+                raise InputError(f"{path}: no question {question_id} (source stability needs it)")
+            means = questions[question_id]["scores"]
+            fluency, truthfulness = means["fluency"], means["truthfulness"]
+            if source not in fluency or source not in truthfulness:
+                raise InputError(
+                    f"{path}: {question_id} was not scored against source {source} "
+                    "(source stability needs P, S and T)"
+                )
+            k = len(fluency)
+            values.append(
+                (k * fluency[source] + k * truthfulness[source] + means["helpfulness"]) / 3
+            )
+        scores[source] = mean(values, legacy_sum)
+    return scores
 
 
 def run_scores(

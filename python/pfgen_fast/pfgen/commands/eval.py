@@ -124,6 +124,17 @@ def check_sources(sources: list[str], references: ReferenceData) -> None:
         )
 
 
+def answer_rate(answers: int, started: float) -> str:
+    """Answers scored per second so far; nothing before any answer was scored."""
+    if not answers:
+        return ""
+    return f"{answers / max(time.perf_counter() - started, 1e-9):,.0f} answers/s"
+
+
+def answers_summary(answers: int, started: float) -> str:
+    return f" ({answers:,} answers, {answer_rate(answers, started)})" if answers else ""
+
+
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, soft_wrap=True)
     paths = input_paths(args.paths, [DEFAULT_PATTERN], console)
@@ -152,8 +163,7 @@ def run(args: argparse.Namespace) -> int:
     def on_done(outcome: RunOutcome) -> None:
         nonlocal answers_done
         answers_done += outcome.num_answers
-        rate = answers_done / max(time.perf_counter() - started, 1e-9)
-        progress.update(task, advance=1, rate=f"{rate:,.0f} answers/s")
+        progress.update(task, advance=1, rate=answer_rate(answers_done, started))
         for warning in outcome.warnings:
             console.print(f"[yellow]warning:[/] {escape(warning)}")
         if outcome.status == "failed":
@@ -174,8 +184,13 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     console.print(
         f"{len(scored)} scored, {len(skipped)} already current, {len(failed)} failed "
-        f"in {elapsed:.1f} s ({answers_done:,} answers)"
+        f"in {elapsed:.1f} s{answers_summary(answers_done, started)}"
     )
+    if skipped and not scored:
+        console.print(
+            "already current: each result.json was made from the same trials file (as the "
+            "published ones were), so it is kept; --force scores them again"
+        )
     if failed:
         console.print(f"[red]{len(failed)} run(s) failed:[/]")
         for outcome in failed:

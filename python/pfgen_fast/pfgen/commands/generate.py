@@ -52,7 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="completion: completions endpoint; qa: the prompt as one chat message; "
         "chat: system and user chat messages",
     )
-    parser.add_argument("--backend", choices=["openai"], default="openai")
     parser.add_argument(
         "--num-trials", type=positive_int, default=100, help="trials (default: 100)"
     )

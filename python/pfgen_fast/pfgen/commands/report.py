@@ -8,7 +8,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from pfgen_fast.common.cli_args import add_data_argument, add_paths_argument, input_paths
+from pfgen_fast.common.cli_args import (
+    add_data_argument,
+    add_deprecated_alias,
+    add_paths_argument,
+    input_paths,
+)
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import read_bytes, write_atomically
 from pfgen_fast.pfgen.data import DATA_DEFAULT, load_questions, resolve_data_dir
@@ -33,8 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--readme", type=Path, help="README.md whose leaderboard (between the markers) to replace"
     )
-    parser.add_argument("--format", choices=FORMATS, help="export the leaderboard (with --output)")
-    parser.add_argument("--output", type=Path, help="file to export the leaderboard to")
+    parser.add_argument("--format", choices=FORMATS, help="export the leaderboard (with --table)")
+    parser.add_argument(
+        "--table", type=Path, metavar="FILE", help="file to export the leaderboard to"
+    )
+    add_deprecated_alias(parser, "--output", "--table", "table")
     parser.add_argument("--force", action="store_true", help="rewrite pages already current")
     add_legacy_sum_argument(parser)
 
@@ -75,8 +83,8 @@ def update_readme(readme: Path, runs: list[RunResult], legacy_sum: bool) -> None
 
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, soft_wrap=True)
-    if (args.format is None) != (args.output is None):
-        raise InputError("--format and --output go together")
+    if (args.format is None) != (args.table is None):
+        raise InputError("--format and --table go together")
     paths = input_paths(args.paths, DEFAULT_PATTERNS, console)
     if not paths:
         raise InputError("no result.json files (give paths, or run inside a pfgen-bench checkout)")
@@ -89,8 +97,8 @@ def run(args: argparse.Namespace) -> int:
         if args.readme is not None:
             update_readme(args.readme, runs, args.legacy_sum)
         entries = rank_runs(runs, args.legacy_sum)
-        if args.output is not None:
-            write_atomically(args.output, export_bytes(entries, args.format))
+        if args.table is not None:
+            write_atomically(args.table, export_bytes(entries, args.format))
         print_leaderboard(entries)
     if failures:
         console.print(f"[red]{failures} result(s) failed[/]")

@@ -1,25 +1,19 @@
-"""pfgen-bench runs as judge input: the answers of a run's trials file question by question
-(in file order: the t-th answer to a question is trial t), the questions and their model
-answers (`note`) from the benchmark's `Qxx.json`, and the run's overall score (`result.json`)."""
+"""The judge's data: pfgen-bench runs as judge input. The answers of a run's trials file
+question by question (in file order: the t-th answer to a question is trial t), the questions
+and their model answers (`note`) from the benchmark's `Qxx.json` (read by `common.pfgen_data`),
+and the run's overall score (`result.json`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from pfgen_fast.common.errors import DataError, InputError
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
-from pfgen_fast.common.pfgen_data import question_files
+from pfgen_fast.common.pfgen_data import Question
+from pfgen_fast.common.pfgen_data import load_questions as load_pfgen_questions
 from pfgen_fast.common.runs import result_path, trials_file
 from pfgen_fast.judge.items import PairItem
-
-
-@dataclass(frozen=True)
-class Question:
-    id: str  # Q01 ...
-    text: str
-    reference: str  # the question's model answer (`note`)
-    category: str
 
 
 @dataclass(frozen=True)
@@ -29,27 +23,14 @@ class Run:
     answers: dict[str, list[str]]  # question text -> answers in trial order
 
 
-def load_questions(directory: Path) -> list[Question]:
-    """The questions of `Qxx.json` files, in file name order."""
-    questions = []
-    for path in question_files(directory):
-        value = read_json_object(path, DataError)
-        try:
-            questions.append(
-                Question(
-                    require(value, "question_id", str, str(path)),
-                    require(value, "question", str, str(path)),
-                    require(value, "note", str, str(path)),
-                    require(value, "category", str, str(path)),
-                )
-            )
-        except InputError as error:
-            raise DataError(str(error)) from None
-    return questions
+def load_questions(data_dir: Path) -> list[Question]:
+    """The questions of the data directory's `Qxx.json` files, in id order (their reference
+    answers not needed)."""
+    return list(load_pfgen_questions(data_dir, require_answers=False).values())
 
 
 def load_run(directory: Path, questions: list[Question]) -> Run:
-    known = {question.text for question in questions}
+    known = {question.question for question in questions}
     answers: dict[str, list[str]] = {}
     path = trials_file(directory)
     if path is None:
@@ -69,15 +50,15 @@ def run_pairs(
     (id `Qxx/t`, t from 1), for the trials both runs have (at most `trials`)."""
     items = []
     for question in questions:
-        a = run_a.answers.get(question.text, [])
-        b = run_b.answers.get(question.text, [])
+        a = run_a.answers.get(question.question, [])
+        b = run_b.answers.get(question.question, [])
         count = min(len(a), len(b)) if trials is None else min(len(a), len(b), trials)
         for t in range(count):
             items.append(
                 PairItem(
-                    id=f"{question.id}/{t + 1}",
-                    question=question.text,
-                    reference=question.reference,
+                    id=f"{question.question_id}/{t + 1}",
+                    question=question.question,
+                    reference=question.note,
                     answer_a=a[t],
                     answer_b=b[t],
                     model_a=run_a.name,

@@ -1,0 +1,85 @@
+"""`mm evaluate`: every run of an llm-jp-eval-mm result directory re-scored, and the
+leaderboard."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
+from pfgen_fast.evalmm.commands.scoring_options import (
+    add_scoring_options,
+    open_judge,
+    options_from_args,
+    report_judge,
+)
+from pfgen_fast.evalmm.scorers import SCORERS
+
+
+def add_arguments(evaluate: argparse.ArgumentParser) -> None:
+    evaluate.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
+    evaluate.add_argument(
+        "--metrics", nargs="+", choices=sorted(SCORERS), metavar="NAME",
+        help="metrics to compute (default: each task's metrics in llm-jp-eval-mm)",
+    )  # fmt: skip
+    evaluate.add_argument(
+        "--table", type=Path, help="also write the leaderboard (.csv/.parquet/.json)"
+    )
+    evaluate.add_argument(
+        "--docs",
+        action="append",
+        default=[],
+        metavar="TASK=FILE",
+        help="a task's documents (JSON lines with question_id and the dataset's fields, e.g. "
+        "answer_type, options, category), for metrics that need more than prediction.jsonl",
+    )
+    add_scoring_options(evaluate)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Scores every run; a run that cannot be scored is reported (one line) and skipped."""
+    from pfgen_fast.evalmm import evaluate
+
+    docs = docs_by_task(args.docs)
+    folders = evaluate.find_runs(args.result_dir)
+    runs, failed = [], 0
+    for folder in folders:
+        try:
+            run = evaluate.read_run(folder)
+            runs.append((run, evaluate.metrics_of(run, args.metrics)))
+        except PfgenError as error:
+            print(f"error: {error}", file=sys.stderr)
+            failed += 1
+    metrics = sorted({name for _, names in runs for name in names})
+    judge = open_judge(args, metrics, args.result_dir / evaluate.JUDGE_LOG)
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    try:
+        options = options_from_args(args, judge)
+        for run, names in runs:
+            try:
+                evaluation = evaluate.score_run(run, names, options, docs.get(run.task))
+            except PfgenError as error:
+                print(f"error: {error}", file=sys.stderr)
+                failed += 1
+                continue
+            evaluate.write_run(run, evaluation)
+            results[(run.task, run.model)] = evaluation
+    finally:
+        if judge is not None:
+            judge.close()
+    status = report_judge(judge, args.judge_errors, args.result_dir / evaluate.JUDGE_LOG)
+    show_leaderboard(results, args.table)
+    return 1 if failed or status else 0
+
+
+def docs_by_task(values: list[str]) -> dict[str, Path]:
+    docs = {}
+    for value in values:
+        task, separator, path = value.partition("=")
+        if not separator or not task or not path:
+            raise PfgenError(f"--docs {value!r}: expected TASK=FILE")
+        docs[task] = Path(path)
+    return docs

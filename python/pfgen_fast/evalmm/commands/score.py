@@ -1,0 +1,78 @@
+"""`mm score`: a JSON lines file scored with one metric."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pfgen_fast.common.cli_args import add_deprecated_alias
+from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.jsonl import dumps_line
+from pfgen_fast.evalmm.commands.scoring_options import (
+    add_scoring_options,
+    open_judge,
+    options_from_args,
+    report_judge,
+)
+from pfgen_fast.evalmm.scorers import SCORERS, fields_help, get_scorer
+from pfgen_fast.evalmm.scoring import read_items, score_items
+
+
+def add_arguments(score: argparse.ArgumentParser) -> None:
+    score.epilog = fields_help()
+    score.formatter_class = argparse.RawDescriptionHelpFormatter
+    score.add_argument(
+        "file", type=Path, metavar="FILE", help="JSON lines: ref, pred and the metric's fields"
+    )
+    score.add_argument(
+        "--metric",
+        required=True,
+        choices=sorted(SCORERS),
+        metavar="NAME",
+        help=f"one of: {', '.join(sorted(SCORERS))}",
+    )
+    score.add_argument("--json", action="store_true", help="print the aggregate as JSON")
+    score.add_argument("-o", "--out", type=Path, help="write the scored lines here")
+    add_deprecated_alias(score, "--output", "--out", "out")
+    score.add_argument(
+        "--judge-log",
+        type=Path,
+        help="judge metrics: where the raw replies go, one JSON line each "
+        "(default: FILE's name with .judge-replies.jsonl)",
+    )
+    add_scoring_options(score)
+
+
+def run(args: argparse.Namespace) -> int:
+    scorer = get_scorer(args.metric)
+    items = read_items(args.file, scorer)
+    log_path = args.judge_log or args.file.with_name(f"{args.file.stem}.judge-replies.jsonl")
+    judge = open_judge(args, [args.metric], log_path)
+    try:
+        options = options_from_args(args, judge)
+        scores, aggregate = score_items(scorer, items.refs, items.preds, items.lines, options)
+    finally:
+        if judge is not None:
+            judge.close()
+    status = report_judge(judge, args.judge_errors, log_path)
+    lines = b"".join(
+        dumps_line({**line, "score": score})
+        for line, score in zip(items.lines, scores, strict=True)
+    )
+    if args.out is not None:
+        write_atomically(args.out, lines)
+    if args.json:
+        print_json(aggregate)
+    elif args.out is None:
+        sys.stdout.buffer.write(lines)
+        sys.stdout.buffer.flush()
+    return status
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.buffer.flush()

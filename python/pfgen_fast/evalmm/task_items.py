@@ -1,0 +1,571 @@
+"""The items of llm-jp-eval-mm's tasks, built from dataset rows as its Task classes build them
+(ids, prompts, images in order, answers, the document fields its scorers read)."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pfgen_fast.common.errors import DataError
+from pfgen_fast.evalmm.task_data import Source
+
+if TYPE_CHECKING:
+    from PIL import Image as PILImage
+
+Row = dict[str, Any]
+
+
+def pil_decode(data: bytes) -> PILImage.Image:
+    """An image as `datasets`' Image feature decodes it: loaded, EXIF orientation applied."""
+    from PIL import ExifTags, Image, ImageOps
+
+    image: PILImage.Image = Image.open(BytesIO(data))
+    image.load()
+    if image.getexif().get(ExifTags.Base.Orientation) is not None:
+        image = ImageOps.exif_transpose(image)
+    return image
+
+
+def pil_encode(image: PILImage.Image) -> bytes:
+    """An image as `datasets` stores a PIL image it is given: saved in its own format when
+    Pillow can both read and write that format, else PNG (or TIFF for other modes)."""
+    from PIL import Image
+
+    Image.init()
+    writable = set(Image.OPEN) & set(Image.SAVE)
+    if image.format in writable:
+        target = image.format
+    else:
+        target = "PNG" if image.mode in ("1", "L", "LA", "RGB", "RGBA") else "TIFF"
+    buffer = BytesIO()
+    image.save(buffer, format=target)
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class TaskImage:
+    """One image of an item, kept as the dataset stores it and decoded only when asked.
+
+    `decoding`: "datasets" (an Image feature: decoded as `datasets` does) or "plain" (bytes the
+    Task opens itself with `PIL.Image.open`). `base64_text`: `data` is base64 text (CC-OCR,
+    ChartQAPro). `resaves`: how many times llm-jp-eval-mm's Task has `datasets` re-encode the
+    decoded image before use (JA-VG-VQA-500's flattening, MECHA-ja's map and rotation: JPEG
+    and WebP re-saved at Pillow's default quality); `open()` replays them, `encoded()` gives
+    the dataset's own bytes."""
+
+    data: bytes
+    decoding: Literal["datasets", "plain"] = "datasets"
+    convert_rgb: bool = False
+    resaves: int = 0
+    base64_text: bool = False
+
+    def raw(self) -> bytes:
+        if not self.base64_text:
+            return self.data
+        text = self.data
+        if text.startswith(b"data:image"):
+            text = text.split(b",", 1)[1]
+        try:
+            return base64.b64decode(text)
+        except (binascii.Error, ValueError) as error:
+            raise DataError(f"image is not valid base64 ({error})") from None
+
+    def encoded(self) -> tuple[bytes, str | None]:
+        """The image file's bytes and Pillow's name of its format (None: not an image)."""
+        from PIL import Image, UnidentifiedImageError
+
+        data = self.raw()
+        try:
+            with Image.open(BytesIO(data)) as image:
+                return data, image.format
+        except (UnidentifiedImageError, OSError, ValueError):
+            return data, None
+
+    def open(self) -> PILImage.Image:
+        """The image exactly as the Task class gives it to the model."""
+        from PIL import Image, UnidentifiedImageError
+
+        data = self.raw()
+        try:
+            image: PILImage.Image
+            if self.decoding == "plain":
+                image = Image.open(BytesIO(data))
+                image.load()
+            else:
+                image = pil_decode(data)
+                for _ in range(self.resaves):
+                    image = pil_decode(pil_encode(image))
+            return image.convert("RGB") if self.convert_rgb else image
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:
+            raise DataError(f"undecodable image ({error})") from None
+
+
+@dataclass(frozen=True)
+class TaskItem:
+    """One request of a task. `prompt`: the Task's doc_to_text (what prediction.jsonl records
+    as input_text); `input_text`: the prompt with "<image>" removed, as the runner sends it;
+    `doc`: the document fields llm-jp-eval-mm's scorers read."""
+
+    question_id: str
+    prompt: str
+    input_text: str
+    images: tuple[TaskImage, ...]
+    answer: Any
+    doc: dict[str, Any]
+
+
+def item(
+    question_id: str,
+    prompt: str,
+    images: list[TaskImage],
+    answer: Any,
+    doc: dict[str, Any] | None = None,
+) -> TaskItem:
+    return TaskItem(
+        question_id, prompt, prompt.replace("<image>", ""), tuple(images), answer, doc or {}
+    )
+
+
+def image_of(value: Any, where: str, **options: Any) -> TaskImage:
+    """A stored image (`{"bytes", "path"}` of an Image feature, or raw bytes) kept undecoded."""
+    if isinstance(value, dict):
+        data = value.get("bytes")
+        path = value.get("path")
+        if data is None and path:
+            try:
+                data = Path(path).read_bytes()
+            except OSError as error:
+                raise DataError(f"{where}: image file {path} unreadable ({error})") from None
+        if data is None:
+            raise DataError(f"{where}: an image with neither bytes nor path")
+        return TaskImage(data, **options)
+    if isinstance(value, bytes):
+        return TaskImage(value, **options)
+    raise DataError(f"{where}: not an image ({type(value).__name__})")
+
+
+@dataclass(frozen=True)
+class Options:
+    rotate_choices: bool = False
+
+
+def letters_list(options: list[Any]) -> str:
+    """ "A. first" … one option a line, as the Tasks' parse_options."""
+    return "\n".join(f"{chr(ord('A') + i)}. {option}" for i, option in enumerate(options))
+
+
+# --- Japanese tasks with one image per row -------------------------------------------------
+
+
+def ja_vg_vqa_500(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """One item per question-answer pair of each image (the Task flattens `qas`)."""
+    for row in source.rows(None, "test", ["image_id", "image", "qas"]):
+        image = image_of(row["image"], f"image {row['image_id']}", resaves=1)
+        for qa in row["qas"]:
+            question = qa["question"]
+            yield item(str(qa["qa_id"]), question, [image], qa["answer"], {"input_text": question})
+
+
+def japanese_heron_bench(source: Source, _options: Options) -> Iterator[TaskItem]:
+    columns = ["question_id", "text", "image", "answer", "context", "category"]
+    for row in source.rows(None, "train", columns):
+        qid = str(row["question_id"])
+        doc = {"context": row["context"], "input_text": row["text"], "category": row["category"]}
+        answer = row["answer"]["gpt-4-0125-preview"]
+        yield item(qid, row["text"], [image_of(row["image"], qid)], answer, doc)
+
+
+def question_answer_image(
+    source: Source, split: str, answer_column: str = "answer", id_column: str | None = None
+) -> Iterator[TaskItem]:
+    """Rows of question, image and answer; ids from `id_column` or the row index."""
+    columns = ["question", "image", answer_column, *([id_column] if id_column else [])]
+    for index, row in enumerate(source.rows(None, split, columns)):
+        qid = str(row[id_column]) if id_column else str(index)
+        question = row["question"]
+        doc = {"input_text": question}
+        yield item(qid, question, [image_of(row["image"], qid)], row[answer_column], doc)
+
+
+def ja_vlm_bench_in_the_wild(source: Source, _options: Options) -> Iterator[TaskItem]:
+    return question_answer_image(source, "test")
+
+
+def llava_bench_in_the_wild(source: Source, _options: Options) -> Iterator[TaskItem]:
+    return question_answer_image(source, "train", "gpt_answer", "question_id")
+
+
+def ja_multi_image_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """The Task drops "<image> " (with its space) from the question."""
+    for index, row in enumerate(source.rows(None, "test", ["question", "images", "answer"])):
+        qid = str(index)
+        images = [image_of(value, f"item {qid}") for value in row["images"]]
+        question = row["question"]
+        prompt = question.replace("<image> ", "")
+        yield item(qid, prompt, images, row["answer"], {"input_text": question})
+
+
+def jdocqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    image_columns = ["image_0", "image_1", "image_2", "image_3"]
+    columns = ["question_id", "question", "answer", "answer_type", *image_columns]
+    for row in source.rows(None, "test", columns):
+        qid = str(row["question_id"])
+        images = [image_of(row[c], qid) for c in image_columns if row[c] is not None]
+        doc = {"answer_type": row["answer_type"], "input_text": row["question"]}
+        yield item(qid, row["question"], images, row["answer"], doc)
+
+
+def jic_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """The parquet file llm-jp-eval-mm's scripts/prepare_jic_vqa.py writes."""
+    columns = ["question_id", "input_text", "answer", "image", "domain"]
+    for row in source.rows(None, "train", columns):
+        qid = str(row["question_id"])
+        doc = {"domain": row["domain"], "input_text": row["input_text"]}
+        yield item(qid, row["input_text"], [image_of(row["image"], qid)], row["answer"], doc)
+
+
+JA_CHOICE_PROMPT = "与えられた選択肢の中から最も適切な回答のアルファベットを直接記入してください。"
+
+
+def ja_choice_prompt(question: str, options: list[Any]) -> str:
+    return f"{question}\n{letters_list(options)}\n\n{JA_CHOICE_PROMPT}"
+
+
+def mecha_ja(source: Source, options: Options) -> Iterator[TaskItem]:
+    """Ids are row indices; with rotate_choices each row gives four items ("<i>_rot<k>"), its
+    options turned left k places and the answer letter following."""
+    columns = ["question", "options", "answer", "answer_type", "image", "background_text"]
+    for index, row in enumerate(source.rows(None, "test", columns)):
+        base = row["options"]
+        rotations = range(len(base)) if options.rotate_choices else [None]
+        for turn in rotations:
+            if turn is None:
+                qid, choices, answer = str(index), base, row["answer"]
+            else:
+                qid = f"{index}_rot{turn}"
+                choices = base[turn:] + base[:turn]
+                answer = (row["answer"] - turn) % len(base)
+            image = image_of(row["image"], qid, resaves=1 if turn is None else 2)
+            prompt = ja_choice_prompt(row["question"], choices)
+            doc = {
+                "question_id": qid,
+                "answer_type": row["answer_type"],
+                "background_text": row["background_text"],
+                "input_text": prompt,
+            }
+            yield item(qid, prompt, [image], chr(ord("A") + answer), doc)
+
+
+def cvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """The Japanese subset only; ids count its rows."""
+    rows = source.rows(None, "test", ["Subset", "Question", "Options", "Label", "image"])
+    japanese = (row for row in rows if row["Subset"] == "('Japanese', 'Japan')")
+    for index, row in enumerate(japanese):
+        qid = str(index)
+        prompt = ja_choice_prompt(row["Question"], row["Options"])
+        answer = chr(ord("A") + row["Label"])
+        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {})
+
+
+def cc_ocr(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """multi_lan_ocr's Japanese rows; images are base64 text the Task decodes itself."""
+    rows = source.rows("multi_lan_ocr", "test", ["l2-category", "question", "answer", "image"])
+    japanese = (row for row in rows if row["l2-category"] == "Japanese")
+    for index, row in enumerate(japanese):
+        qid = str(index)
+        image = base64_image(row["image"], qid)
+        yield item(qid, row["question"], [image], row["answer"], {"input_text": row["question"]})
+
+
+def base64_image(value: Any, where: str) -> TaskImage:
+    if not isinstance(value, str):
+        raise DataError(f"{where}: image is not base64 text ({type(value).__name__})")
+    return TaskImage(value.encode("ascii", "replace"), decoding="plain", base64_text=True)
+
+
+# --- multiple-subject exams: all configs in order ------------------------------------------
+
+MMMU_IMAGE_COLUMNS = [f"image_{n}" for n in range(1, 8)]
+MMMU_PROMPTS = {
+    "mmmu": (
+        "Answer with the option's letter from the given choices directly.",
+        "Answer the question using a single word or phrase.",
+    ),
+    "jmmmu": (
+        "与えられた選択肢の中から最も適切な回答のアルファベットを直接記入してください。",
+        "質問に対する回答を単語や短いフレーズで記入してください。",
+    ),
+}
+
+
+def mmmu_prompt(row: Row, task: str) -> str:
+    """The question, its options as letters, then the instruction; "<image N>" kept."""
+    choice_prompt, open_prompt = MMMU_PROMPTS[task]
+    question = row["question"].replace("<image1>", "<image 1>")
+    if row["question_type"] == "multiple-choice":
+        choices = letters_list(ast.literal_eval(row["options"]))
+        return f"{question}\n{choices}\n\n{choice_prompt}"
+    return f"{question}\n\n{open_prompt}"
+
+
+def mmmu_items(source: Source, task: str, split: str) -> Iterator[TaskItem]:
+    """Images: those the prompt names ("<image N>"), sorted by column name, as RGB; the
+    prompt's "<image 1>" … "<image 7>" become "<image>"."""
+    columns = ["id", "question", "options", "question_type", "answer"]
+    for config in source.config_names():
+        for row in source.rows(config, split, columns, MMMU_IMAGE_COLUMNS):
+            qid = str(row["id"])
+            full = mmmu_prompt(row, task)
+            names = sorted({f"image_{n}" for n in re.findall(r"<image (\d+)>", full)})
+            images = []
+            for name in names:
+                if row.get(name) is None:
+                    raise DataError(f"{config}, {qid}: the prompt names {name}, which is empty")
+                images.append(image_of(row[name], qid, convert_rgb=True))
+            prompt = full
+            for n in range(1, 8):
+                prompt = prompt.replace(f"<image {n}>", "<image>")
+            doc = {
+                "id": row["id"],
+                "question_type": row["question_type"],
+                "options": row["options"],
+                "answer": row["answer"],
+                "input_text": prompt,
+            }
+            yield item(qid, prompt, images, row["answer"], doc)
+
+
+def jmmmu(source: Source, _options: Options) -> Iterator[TaskItem]:
+    return mmmu_items(source, "jmmmu", "test")
+
+
+def mmmu(source: Source, _options: Options) -> Iterator[TaskItem]:
+    return mmmu_items(source, "mmmu", "validation")
+
+
+def mmmlu(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """Text only: the question and its four options on one line."""
+    columns = ["Unnamed: 0", "Question", "A", "B", "C", "D", "Answer"]
+    for row in source.rows("JA_JP", "test", columns):
+        prompt = (
+            f"{row['Question']} A: {row['A']} B: {row['B']} C: {row['C']} D: {row['D']}. "
+            "Output only the letter of the correct answer. Answer:"
+        )
+        yield item(str(row["Unnamed: 0"]), prompt, [], row["Answer"], {"input_text": prompt})
+
+
+# --- JaWildText ------------------------------------------------------------------------------
+
+JAWILDTEXT = "llm-jp/jawildtext"
+BOARD_SUFFIX = (
+    "\n画像を参照して回答してください。推論過程は出力しても構いませんが、"
+    "最終回答は必ず \\boxed{...} で囲み、ボックス内には最終回答のみを1つだけ記載してください。"
+)
+HANDWRITING_PROMPT = (
+    "OCR:\n画像内の文字をすべて読んでください。 改行されている部分には必ず\\nを挿入してください。"
+)
+RECEIPT_PROMPT = (
+    "レシート画像からキー情報を抽出し、JSON形式で返してください。 "
+    "フィールド: store_name, store_address, receipt_id, date, time, "
+    "total_amount, tax_amount, line_items[]. "
+    "値は画像の文字をそのまま出力してください（推測・正規化・整形しない）。"
+    "無い項目は null にしてください。 "
+    'line_items は {"item_name": "", "item_price": "", '
+    '"item_quantity": ""} の配列で返してください。'
+)
+RECEIPT_FIELDS = [
+    "store_name",
+    "store_address",
+    "receipt_id",
+    "date",
+    "time",
+    "total_amount",
+    "tax_amount",
+]
+LINE_ITEM_FIELDS = ["item_name", "item_price", "item_quantity"]
+
+
+def jawildtext_board_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    for index, row in enumerate(source.rows("board_vqa", "train", ["question", "answer", "image"])):
+        qid = str(index)
+        prompt = (row["question"] or "") + BOARD_SUFFIX
+        answer = row["answer"] or ""
+        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {"input_text": prompt})
+
+
+def reading_order(polygons: list[dict[str, Any]] | None) -> str:
+    """The polygons' texts top to bottom, then left to right, by centroid; one a line."""
+    if not polygons:
+        return ""
+
+    def centroid(annotation: dict[str, Any]) -> tuple[float, float]:
+        points = annotation.get("polygon") or []
+        if not points:
+            return (0.0, 0.0)
+        ys = [point[1] for point in points]
+        xs = [point[0] for point in points]
+        return (sum(ys) / len(ys), sum(xs) / len(xs))
+
+    ordered = sorted(polygons, key=centroid)
+    return "\n".join(a["text"] for a in ordered if a.get("text"))
+
+
+def jawildtext_handwriting_ocr(source: Source, _options: Options) -> Iterator[TaskItem]:
+    rows = source.rows("handwriting_ocr", "train", ["polygons", "image"])
+    for index, row in enumerate(rows):
+        qid = str(index)
+        answer = reading_order(row["polygons"])
+        doc = {"input_text": HANDWRITING_PROMPT}
+        yield item(qid, HANDWRITING_PROMPT, [image_of(row["image"], qid)], answer, doc)
+
+
+def field_value(value: Any) -> Any:
+    return value.get("value") if isinstance(value, dict) else None
+
+
+def receipt_gold(fields: dict[str, Any] | None) -> str:
+    """The gold receipt as JSON: the scalar fields' values, then the line items'."""
+    if not fields:
+        return json.dumps(dict.fromkeys(RECEIPT_FIELDS), ensure_ascii=False)
+    gold: dict[str, Any] = {name: field_value(fields.get(name, {})) for name in RECEIPT_FIELDS}
+    gold["line_items"] = [
+        {name: field_value(line.get(name, {})) for name in LINE_ITEM_FIELDS}
+        for line in fields.get("line_items") or []
+        if isinstance(line, dict)
+    ]
+    return json.dumps(gold, ensure_ascii=False)
+
+
+def jawildtext_receipt_kie(source: Source, _options: Options) -> Iterator[TaskItem]:
+    for index, row in enumerate(source.rows("receipt_kie", "train", ["fields", "image"])):
+        qid = str(index)
+        answer = receipt_gold(row["fields"])
+        doc = {"input_text": RECEIPT_PROMPT}
+        yield item(qid, RECEIPT_PROMPT, [image_of(row["image"], qid)], answer, doc)
+
+
+# --- English tasks ---------------------------------------------------------------------------
+
+CHOICE_SUFFIX = "\nAnswer with the option's letter from the given choices directly."
+PHRASE_SUFFIX = "\nAnswer the question using a single word or phrase."
+WORD_SUFFIX = "\nAnswer the question with a single word."
+BLINK_CONFIGS = [
+    "Art_Style",
+    "Counting",
+    "Forensic_Detection",
+    "Functional_Correspondence",
+    "IQ_Test",
+    "Jigsaw",
+    "Multi-view_Reasoning",
+    "Object_Localization",
+    "Relative_Depth",
+    "Relative_Reflectance",
+    "Semantic_Correspondence",
+    "Spatial_Relation",
+    "Visual_Correspondence",
+    "Visual_Similarity",
+]
+
+
+def ai2d(source: Source, _options: Options) -> Iterator[TaskItem]:
+    for index, row in enumerate(
+        source.rows(None, "test", ["question", "options", "answer", "image"])
+    ):
+        qid = str(index)
+        prompt = f"{row['question']}\n{letters_list(row['options'])}{CHOICE_SUFFIX}"
+        answer = chr(ord("A") + int(row["answer"]))
+        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {})
+
+
+def blink(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """The fourteen configs in the Task's order, ids counting over all of them."""
+    index = 0
+    image_columns = ["image_1", "image_2", "image_3", "image_4"]
+    for config in BLINK_CONFIGS:
+        for row in source.rows(config, "val", ["prompt", "answer"], image_columns):
+            qid = f"blink_val_{index}"
+            index += 1
+            images = [image_of(row[c], qid) for c in image_columns if row.get(c) is not None]
+            answer = row["answer"]
+            if answer.startswith("(") and answer.endswith(")"):
+                answer = answer[1:-1]
+            yield item(qid, f"{row['prompt']}{CHOICE_SUFFIX}", images, answer, {})
+
+
+def docvqa_config(source: Source, config: str) -> Iterator[TaskItem]:
+    columns = ["questionId", "question", "answers", "image"]
+    for row in source.rows(config, "validation", columns):
+        qid = str(row["questionId"])
+        prompt = f"{row['question']}{PHRASE_SUFFIX}"
+        yield item(qid, prompt, [image_of(row["image"], qid)], row["answers"], {})
+
+
+def docvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    return docvqa_config(source, "DocVQA")
+
+
+def infographicvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    return docvqa_config(source, "InfographicVQA")
+
+
+def textvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    for row in source.rows(None, "validation", ["question_id", "question", "answers", "image"]):
+        qid = str(row["question_id"])
+        yield item(qid, row["question"], [image_of(row["image"], qid)], row["answers"], {})
+
+
+def okvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """Answers: the annotators' distinct answers in order."""
+    for row in source.rows(None, "val2014", ["question_id", "question", "answers", "image"]):
+        qid = str(row["question_id"])
+        answers = list(dict.fromkeys(row["answers"]))
+        yield item(qid, row["question"], [image_of(row["image"], qid)], answers, {})
+
+
+def chartqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """The answer: `label` where the dataset has it, else `answer`, as a list."""
+    rows = source.rows(None, "test", ["question", "image"], ["label", "answer"])
+    for index, row in enumerate(rows):
+        qid = str(index)
+        if not row["question"]:
+            raise DataError(f"chartqa item {qid}: no question")
+        answer = row["label"] if "label" in row else row.get("answer", "")
+        answers = answer if isinstance(answer, list) else [str(answer)]
+        prompt = f"{row['question']}{WORD_SUFFIX}"
+        yield item(qid, prompt, [image_of(row["image"], qid)], answers, {})
+
+
+def chartqapro_image(value: Any, where: str) -> TaskImage:
+    """Raw bytes, base64 text (maybe a data URL) or an Image feature."""
+    if isinstance(value, bytes):
+        return TaskImage(value, decoding="plain")
+    if isinstance(value, str):
+        return TaskImage(value.encode("ascii", "replace"), decoding="plain", base64_text=True)
+    return image_of(value, where)
+
+
+def chartqapro_answers(answer: Any) -> list[str]:
+    if isinstance(answer, list):
+        return [str(a) for a in answer if a]
+    return [str(answer)] if answer else []
+
+
+def chartqapro(source: Source, _options: Options) -> Iterator[TaskItem]:
+    """Ids are "<first year>_<row index>": the Task's own (year and Python's per-process
+    string hash of the question) change from run to run, so they cannot be reproduced."""
+    for index, row in enumerate(
+        source.rows(None, "test", ["Question", "image"], ["Year", "Answer"])
+    ):
+        years = row.get("Year")
+        qid = f"{years[0] if years else 'unknown'}_{index}"
+        prompt = f"{row['Question'][0]}{WORD_SUFFIX}"
+        answers = chartqapro_answers(row.get("Answer", []))
+        yield item(qid, prompt, [chartqapro_image(row["image"], qid)], answers, {})

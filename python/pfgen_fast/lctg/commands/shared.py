@@ -1,0 +1,35 @@
+"""What `lctg generate` and `lctg eval` share: the task arguments, the seed, progress and
+the count of calls."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.lctg.data import TASKS
+
+DEFAULT_SEED = 0
+
+
+def add_task_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument(
+        "--data", help="LCTG Bench checkout (default: $LCTG_BENCH_DIR or the fetched copy)"
+    )
+
+
+def show_progress(stage: str, done: int, total: int) -> None:
+    """A line on a terminal's stderr, rewritten as replies come in."""
+    if sys.stderr.isatty():
+        end = "\n" if done == total else ""
+        print(f"\r{stage}: {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+
+def report_calls(client: LLMClient, what: str) -> None:
+    stats = client.stats
+    print(
+        f"{what}: {stats.calls} calls, {stats.cached} replies from the cache, "
+        f"{stats.prompt_tokens} prompt and {stats.completion_tokens} completion tokens",
+        file=sys.stderr,
+    )

@@ -1,0 +1,1 @@
+"""The site room's command, `site`."""

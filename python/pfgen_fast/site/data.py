@@ -1,0 +1,49 @@
+"""Where the site's inputs are and how they are read: the outputs of pfgen_fast's own commands
+for each benchmark, gathered into one Collected (leaderboards, run pages, warnings)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.site.figures import draw_figures
+from pfgen_fast.site.judge_runs import collect_judge
+from pfgen_fast.site.lctg_runs import collect_lctg
+from pfgen_fast.site.mm_runs import collect_mm
+from pfgen_fast.site.model import Collected
+from pfgen_fast.site.pfgen_runs import collect_pfgen
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The folders given for each benchmark, and the task datasets that hold mm's images."""
+
+    pfgen: list[Path]
+    lctg: list[Path]
+    mm: list[Path]
+    mm_data: dict[str, Path]
+    judge: list[Path]
+
+    def check(self) -> None:
+        given = [*self.pfgen, *self.lctg, *self.mm, *self.judge]
+        if not given:
+            raise PfgenError("site: give at least one input (--pfgen, --lctg, --mm or --judge)")
+        missing = [str(path) for path in given if not path.exists()]
+        if missing:
+            raise PfgenError(f"{missing[0]}: no such file or folder")
+
+
+def collect(inputs: Inputs, work: Path) -> Collected:
+    """Every input read into one Collected; the pfgen-bench figures drawn into `work`. Nothing
+    recognised in any input is an error that names what was looked for."""
+    collected = Collected()
+    collect_pfgen(inputs.pfgen, collected)
+    if inputs.pfgen and collected.boards:
+        draw_figures(inputs.pfgen, work, collected)
+    collect_lctg(inputs.lctg, collected)
+    collect_mm(inputs.mm, inputs.mm_data, work, collected)
+    collect_judge(inputs.judge, collected)
+    if not collected.boards:
+        raise PfgenError("; ".join(collected.warnings) + " (site not written)")
+    return collected

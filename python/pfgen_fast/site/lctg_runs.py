@@ -1,0 +1,113 @@
+"""LCTG Bench evaluations as the site shows them: each `lctg-TASK-scores.json` that `lctg eval
+--out` wrote is a leaderboard row; the `lctg-TASK-analysis.jsonl` beside it (every generation
+with its constraint's check and the quality judge's replies) is its run page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.jsonl import iter_json_lines, read_json_object
+from pfgen_fast.site.model import Answer, Board, Collected, Column, Item, Page, Row
+
+SCORES_FILE = re.compile(r"lctg-(?P<task>[a-z_]+)-scores\.json")
+LOOKED_FOR = "lctg-TASK-scores.json files (written by `lctg eval --out`)"
+
+
+def verdict(value: Any) -> bool | str | None:
+    """A check's or the quality judge's verdict: true, false, the unparseable reply, or none."""
+    return value if isinstance(value, (bool, str)) and value != "" else None
+
+
+def analysis_items(path: Path) -> list[Item]:
+    """One item per prompt and constraint, each iteration's generation an answer."""
+    grouped: dict[tuple[Any, str], list[dict[str, Any]]] = {}
+    for line in iter_json_lines(path):
+        record = line.value
+        grouped.setdefault((record.get("prompt_id"), str(record.get("constraint"))), []).append(
+            record
+        )
+    items = []
+    for (prompt_id, constraint), records in grouped.items():
+        answers = []
+        for record in sorted(records, key=lambda r: r.get("iteration") or 0):
+            cleaned = str(record.get("cleaned") or "")
+            raw = str(record.get("raw") or "")
+            notes = [f"judge: {reply}" for reply in record.get("judge_replies") or []]
+            if raw and raw != cleaned:
+                notes.insert(0, f"before the header remover: {raw}")
+            answers.append(
+                Answer(
+                    label=f"iteration {record.get('iteration')}",
+                    text=cleaned or raw,
+                    scores={
+                        "check": verdict(record.get("check")),
+                        "quality": verdict(record.get("quality")),
+                    },
+                    notes=notes,
+                )
+            )
+        checks = [a.scores["check"] for a in answers if isinstance(a.scores["check"], bool)]
+        items.append(
+            Item(
+                id=f"prompt {prompt_id} / {constraint}",
+                category=constraint,
+                score=sum(checks) / len(checks) if checks else None,
+                fields=[("prompt", str(prompt_id)), ("constraint", constraint)],
+                answers=answers,
+            )
+        )
+    return items
+
+
+def collect_lctg(roots: list[Path], collected: Collected) -> None:
+    columns: list[Column] = [Column("model", numeric=False), Column("task", numeric=False)]
+    board = Board("lctg", "Leaderboard", columns)
+    for root in roots:
+        paths = sorted(p for p in root.rglob("lctg-*-scores.json") if SCORES_FILE.fullmatch(p.name))
+        if not paths:
+            collected.warnings.append(f"{root}: nothing recognised; looked for {LOOKED_FOR}")
+            continue
+        for path in paths:
+            task = SCORES_FILE.fullmatch(path.name)["task"]  # type: ignore[index]
+            try:
+                document = read_json_object(path)
+                scores = document["scores"]
+                if not isinstance(scores, dict):
+                    raise PfgenError(f'{path}: field "scores": expected an object')
+                analysis = path.with_name(f"lctg-{task}-analysis.jsonl")
+                items = analysis_items(analysis) if analysis.is_file() else []
+            except KeyError as missing:
+                collected.warnings.append(f"{path}: field {missing}: missing; run left out")
+                continue
+            except PfgenError as error:
+                collected.warnings.append(f"{error}; run left out")
+                continue
+            for name in scores:
+                if all(c.name != name for c in columns):
+                    columns.append(Column(name))
+            folder = path.parent.relative_to(root).as_posix()
+            run = task if folder == "." else f"{folder}/{task}"
+            judge = document.get("judge") or {}
+            settings = {
+                "model": document.get("model"),
+                "task": task,
+                "judge model": judge.get("model") if isinstance(judge, dict) else judge,
+                "prompts scored": document.get("prompts_scored"),
+                "prompts in task": document.get("prompts_in_task"),
+            }
+            page_id = f"lctg-{len(collected.pages)}"
+            board.rows.append(
+                Row(
+                    run=run,
+                    cells={"model": document.get("model"), "task": task, **scores},
+                    settings=settings,
+                    page=page_id,
+                )
+            )
+            title = f"LCTG Bench {task}: {document.get('model')} ({run})"
+            collected.pages.append(Page(page_id, "lctg", title, settings, items))
+    if board.rows:
+        collected.boards.append(board)

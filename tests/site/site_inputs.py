@@ -1,0 +1,245 @@
+"""Small inputs for the site, in the formats pfgen_fast's commands write: an llm-jp-eval-mm
+result folder (two models of one task) with a parquet dataset of Pillow-drawn images, an
+`lctg eval --out` folder, and a `judge pairwise --out` folder with the ranking `judge rank`
+makes of it (the real command)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+MM_TASK = "ja-vg-vqa-500"
+MM_MODELS = ("org/vlm-small", "org/vlm-large")
+MM_ANSWER = "赤いりんごが二つあります"  # the large model's answer to item q2
+LCTG_ANSWER = "新商品のお茶は香りが豊かで、毎日の休憩にぴったりです。"
+JUDGE_REPLY = "回答Aのほうが正確です。[[A]]"
+PFGEN_RUNS = (
+    "result/sbintuitions/sarashina1-13b/9c5badf",
+    "result/openai/chatgpt-4o-latest/c275a7b",
+    "result/Qwen/Qwen-Max/0944f44",
+)
+
+
+def write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
+
+
+def png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (width, height), (245, 240, 228))
+    ImageDraw.Draw(image).ellipse((20, 20, width - 20, height - 20), fill=colour)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def make_mm(root: Path) -> tuple[Path, Path]:
+    """The result folder and the task's dataset folder (Hub layout: data/*.parquet)."""
+    results = root / "mm-results"
+    questions = {"q1": "この写真には何が写っていますか？", "q2": "りんごはいくつありますか？"}
+    references = {"q1": "犬が公園を走っています", "q2": "二つ"}
+    for number, model in enumerate(MM_MODELS):
+        folder = results / MM_TASK / model.replace("/", "__")
+        rows = []
+        for qid, question in questions.items():
+            text = MM_ANSWER if (number, qid) == (1, "q2") else f"{model} の答え {qid}"
+            score = 1.0 if text == MM_ANSWER else 0.25 * (number + 1)
+            rows.append(
+                {
+                    "question_id": qid,
+                    "text": text,
+                    "answer": references[qid],
+                    "input_text": question,
+                    "rougel": score,
+                    "llm-as-a-judge": 5 if text == MM_ANSWER else 2,
+                }
+            )
+        write_lines(folder / "prediction.jsonl", rows)
+        evaluation = {
+            "rougel": {"overall_score": 0.4 + 0.3 * number, "details": {}},
+            "llm-as-a-judge": {"overall_score": 2.5 + number, "details": {}},
+        }
+        write_lines(folder / "evaluation.jsonl", [evaluation])
+        manifest = {
+            "schema_version": "1.0",
+            "model_id": model,
+            "task_id": MM_TASK,
+            "metrics": ["llm-as-a-judge", "rougel"],
+            "created_at": "2026-01-01T00:00:00Z",
+            "result_dir": str(folder),
+        }
+        (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    dataset = root / "mm-dataset"
+    (dataset / "data").mkdir(parents=True)
+    frame = pl.DataFrame(
+        {
+            "question_id": ["q1", "q2"],
+            "question": list(questions.values()),
+            "image": [
+                {"bytes": png(320, 200, (40, 120, 200)), "path": "q1.png"},
+                {"bytes": png(200, 200, (200, 40, 40)), "path": "q2.png"},
+            ],
+        }
+    )
+    frame.write_parquet(dataset / "data" / "test-00000-of-00001.parquet")
+    return results, dataset
+
+
+def make_lctg(root: Path) -> Path:
+    out = root / "lctg-out"
+    out.mkdir(parents=True)
+    constraints = ["format", "char_count", "keyword", "prohibited_word"]
+    records = []
+    for prompt_id in (1, 2):
+        for constraint in constraints:
+            for iteration in range(3):
+                text = (
+                    LCTG_ANSWER
+                    if (prompt_id, constraint, iteration) == (2, "keyword", 1)
+                    else (f"広告文 {prompt_id}-{constraint}-{iteration}")
+                )
+                records.append(
+                    {
+                        "prompt_id": prompt_id,
+                        "constraint": constraint,
+                        "iteration": iteration,
+                        "raw": "はい、広告文です。\n" + text,
+                        "cleaned": text,
+                        "remover_status": 200,
+                        "check": iteration != 2,
+                        "judge_replies": ["適切"],
+                        "quality": True,
+                    }
+                )
+    write_lines(out / "lctg-ad_text-analysis.jsonl", records)
+    scores = {
+        "Format-ctg": 0.667,
+        "Format-qual": 1.0,
+        "C-count-ctg": 0.5,
+        "C-count-qual": 1.0,
+        "Keyword-ctg": 0.667,
+        "Keyword-qual": 1.0,
+        "P-word-ctg": 0.833,
+        "P-word-qual": 1.0,
+        "Avg-ctg": 0.667,
+        "Avg-qual": 1.0,
+    }
+    document = {
+        "task": "ad_text",
+        "model": "org/writer-7b",
+        "scores": scores,
+        "judge": {
+            "base_url": "http://127.0.0.1:1/v1",
+            "model": "judge-model",
+            "sampling": "seed 0",
+        },
+        "prompts_scored": 2,
+        "prompts_in_task": 2,
+        "details": {},
+    }
+    (out / "lctg-ad_text-scores.json").write_text(
+        json.dumps(document, ensure_ascii=False), encoding="utf-8"
+    )
+    return out
+
+
+def order(first: str, letter: str, probability: float) -> dict[str, Any]:
+    rest = (1 - probability) / 2
+    probabilities = {x: probability if x == letter else rest for x in "ABC"}
+    return {
+        "shown_first": first,
+        "letter": letter,
+        "position": 10,
+        "probabilities": probabilities,
+        "top_logprobs": [],
+        "text": JUDGE_REPLY,
+    }
+
+
+def make_judge(root: Path) -> Path:
+    out = root / "judge-out"
+    pairwise = out / "pairwise"
+    models = ["model-x", "model-y", "model-z"]
+    records = []
+    number = 0
+    for a in models:
+        for b in models:
+            if a >= b:
+                continue
+            for letter in "ABAC":
+                number += 1
+                records.append(
+                    {
+                        "id": f"p{number}",
+                        "task": "qa",
+                        "model_a": a,
+                        "model_b": b,
+                        "verdict": {"proposed": letter, "bs1": letter, "bs2": letter},
+                        "consistent": True,
+                        "tie_broken": False,
+                        "averages": {"A": 0.8 if letter == "A" else 0.1, "B": 0.1, "C": 0.1},
+                        "orders": [order("A", letter, 0.8), order("B", letter, 0.7)],
+                    }
+                )
+    write_lines(pairwise / "items.jsonl", records)
+    summary = {
+        "items": len(records),
+        "errors": 0,
+        "labelled": 0,
+        "robustness": 1.0,
+        "tie_breaks": 0,
+    }
+    (pairwise / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pfgen_fast",
+            "judge",
+            "rank",
+            str(pairwise),
+            "--bootstrap",
+            "50",
+            "--out",
+            str(out / "ranking.json"),
+        ],
+        check=True,
+        capture_output=True,
+        env=os.environ.copy(),
+    )
+    return out
+
+
+def bench_dir() -> Path:
+    """The pfgen-bench checkout (found by `published.py`); the test is skipped without it."""
+    from published import CHECKOUT, require
+
+    return require(CHECKOUT)
+
+
+def make_pfgen(root: Path, published: Path) -> Path:
+    """A result tree of a few published runs (copied as they are) and the checkout's data/."""
+    import shutil
+
+    tree = root / "pfgen"
+    for run in PFGEN_RUNS:
+        source = published / run
+        target = tree / run
+        target.mkdir(parents=True)
+        for name in ("result.json", "config.json"):
+            shutil.copy(source / name, target / name)
+    shutil.copytree(
+        published / "data", tree / "data", ignore=shutil.ignore_patterns("final", "result.json")
+    )
+    return tree

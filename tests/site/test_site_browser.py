@@ -1,0 +1,246 @@
+"""The site in a real headless Chromium with the network cut (a proxy that refuses): rows,
+sorting both ways, filter and column chooser, run pages with known answers, images that load,
+every request a file under OUT, no console error, and the CSV download equal to the table."""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from site_browser import chromium, missing, requested_urls
+from site_inputs import (
+    LCTG_ANSWER,
+    MM_ANSWER,
+    MM_TASK,
+    PFGEN_RUNS,
+    bench_dir,
+    make_judge,
+    make_lctg,
+    make_mm,
+    make_pfgen,
+)
+
+from cli_runner import run_cli
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
+
+
+class Site:
+    def __init__(self, out: Path, downloads: Path, driver: Any) -> None:
+        self.out = out
+        self.downloads = downloads
+        self.driver = driver
+        self.urls: list[str] = []
+        self.console: list[dict[str, Any]] = []
+
+    def css(self, selector: str) -> Any:
+        return self.driver.find_element("css selector", selector)
+
+    def all(self, selector: str) -> list[Any]:
+        return self.driver.find_elements("css selector", selector)
+
+    def wait(self, script: str, timeout: float = 10) -> Any:
+        """Polls a JavaScript expression until it is truthy (the page renders asynchronously)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.driver.execute_script(f"return ({script});")
+            if value:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for: {script}")
+
+    def open_index(self, hash_part: str = "") -> None:
+        # A fresh page: a change of the hash alone would keep the last test's filters.
+        self.driver.get((self.out / "index.html").as_uri() + hash_part)
+        self.driver.refresh()
+        self.wait("document.readyState === 'complete'")
+
+    def collect_logs(self) -> None:
+        self.urls += requested_urls(self.driver)
+        self.console += self.driver.get_log("browser")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    root = tmp_path_factory.mktemp("site")
+    results, dataset = make_mm(root)
+    out = root / "out"
+    done = run_cli(
+        "site",
+        out,
+        "--pfgen",
+        make_pfgen(root, bench_dir()),
+        "--lctg",
+        make_lctg(root),
+        "--mm",
+        results,
+        "--mm-data",
+        f"{MM_TASK}={dataset}",
+        "--judge",
+        make_judge(root),
+    )
+    assert done.returncode == 0, done.stderr
+    downloads = root / "downloads"
+    downloads.mkdir()
+    with chromium(downloads) as driver:
+        yield Site(out, downloads, driver)
+
+
+def column_values(site: Site, board: str, column: str) -> list[Any]:
+    return site.driver.execute_script(
+        """const [board, column] = arguments;
+        return Array.from(document.querySelectorAll(
+            `table[data-leaderboard="${board}"] tbody tr:not([hidden])`)).map((row) => {
+            const cell = row.querySelector(`td[data-column="${column}"]`);
+            return cell.dataset.value !== undefined ? Number(cell.dataset.value) : cell.textContent;
+        });""",
+        board,
+        column,
+    )
+
+
+def test_rows_and_tabs(site: Site) -> None:
+    site.open_index()
+    runs = [
+        r.get_attribute("data-run") for r in site.all('[data-leaderboard="pfgen"] tr[data-run]')
+    ]
+    assert sorted(runs) == sorted(PFGEN_RUNS)
+    assert site.css('section[data-bench="pfgen"]').is_displayed()
+    site.css('[data-show="mm"]').click()
+    site.wait("!document.querySelector('section[data-bench=\"pfgen\"]').offsetParent")
+    rows = site.all('[data-leaderboard="mm"] tr[data-run]')
+    assert [r.is_displayed() for r in rows] == [True, True]
+    assert {r.get_attribute("data-run") for r in rows} == {
+        f"{MM_TASK}/org__vlm-small",
+        f"{MM_TASK}/org__vlm-large",
+    }
+    site.collect_logs()
+
+
+def test_sorting_both_ways(site: Site) -> None:
+    site.open_index("#pfgen")
+    for column in ("score", "model", "trials"):
+        header = site.css(f'[data-leaderboard="pfgen"] th[data-column="{column}"]')
+        header.click()
+        values = column_values(site, "pfgen", column)
+        key = (lambda v: v.lower()) if column == "model" else (lambda v: v)
+        assert (
+            values == sorted(values, key=key) and header.get_attribute("aria-sort") == "ascending"
+        )
+        header.click()
+        values = column_values(site, "pfgen", column)
+        assert values == sorted(values, key=key, reverse=True)
+        assert header.get_attribute("aria-sort") == "descending"
+    site.collect_logs()
+
+
+def test_filter_and_column_chooser(site: Site) -> None:
+    site.open_index("#pfgen")
+    site.css('[data-board="pfgen"] .filter').send_keys("qwen")
+    visible = [r for r in site.all('[data-leaderboard="pfgen"] tr[data-run]') if r.is_displayed()]
+    assert [r.get_attribute("data-run") for r in visible] == ["result/Qwen/Qwen-Max/0944f44"]
+    site.css('[data-board="pfgen"] .chooser summary').click()
+    site.css('[data-board="pfgen"] [data-toggle="fluency"]').click()
+    assert not site.css('[data-leaderboard="pfgen"] th[data-column="fluency"]').is_displayed()
+    site.collect_logs()
+
+
+def test_a_pfgen_run_shows_its_answers_with_scores(site: Site) -> None:
+    site.open_index("#pfgen")
+    run = "result/sbintuitions/sarashina1-13b/9c5badf"
+    site.css(f'tr[data-run="{run}"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 50")
+    result = json.loads((bench_dir() / run / "result.json").read_text(encoding="utf-8"))
+    sample = result["questions"]["Q01"]["samples"][0]
+    item = site.css('[data-item="Q01"]')
+    assert sample["answer"] in item.text
+    assert "F " in item.text and "T " in item.text and "H " in item.text
+    site.collect_logs()
+
+
+def test_an_mm_run_shows_images_and_every_models_answer(site: Site) -> None:
+    site.open_index("#mm")
+    site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 2")
+    item = site.css('[data-item="q2"]')
+    answers = item.find_elements("css selector", "[data-answer]")
+    assert [a.get_attribute("data-answer") for a in answers] == ["org/vlm-small", "org/vlm-large"]
+    assert MM_ANSWER in answers[1].text
+    site.wait(
+        "Array.from(document.querySelectorAll('img.thumb')).length === 2 && "
+        "Array.from(document.querySelectorAll('img.thumb')).every("
+        "(img) => img.complete && img.naturalWidth > 0)"
+    )
+    widths = site.driver.execute_script(
+        "return Array.from(document.querySelectorAll('img.thumb')).map((i) => i.naturalWidth)"
+    )
+    assert sorted(widths) == [200, 320]
+    item.find_element("css selector", "img.thumb").click()
+    assert site.css("#lightbox").is_displayed()
+    site.wait("document.querySelector('#lightbox img').naturalWidth === 200")
+    site.css("#lightbox").click()
+    site.collect_logs()
+
+
+def test_lctg_and_judge_runs(site: Site) -> None:
+    site.open_index("#lctg")
+    site.css('[data-leaderboard="lctg"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 8")
+    assert LCTG_ANSWER in site.css('[data-item="prompt 2 / keyword"]').text
+    site.open_index("#judge")
+    site.css('[data-leaderboard="judge"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 12")
+    first = site.css('[data-item="p1"]').text
+    assert "P(A) 0.8000" in first and "[[A]]" in first
+    strengths = site.all('[data-leaderboard="judge-rank"] td[data-column="strength"]')
+    assert len(strengths) == 3
+    site.collect_logs()
+
+
+def test_the_csv_download_equals_the_table(site: Site) -> None:
+    site.open_index("#pfgen")
+    site.css('[data-leaderboard="pfgen"] th[data-column="score"]').click()
+    site.css('[data-board="pfgen"] [data-download="csv"]').click()
+    path = site.downloads / "pfgen.csv"
+    deadline = time.monotonic() + 10
+    while not path.is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    table = site.driver.execute_script(
+        """const table = document.querySelector('table[data-leaderboard="pfgen"]');
+        const columns = Array.from(table.querySelectorAll('thead th[data-column]'));
+        return Array.from(table.tBodies[0].rows).map((row) => [row.dataset.run].concat(
+            ...columns.map((th) => {
+                const cell = row.querySelector(`td[data-column="${th.dataset.column}"]`);
+                const value = cell.dataset.value ?? cell.textContent;
+                return th.dataset.spread ? [value, cell.dataset.std] : [value];
+            })));"""
+    )
+    header = rows[0]
+    assert header[:4] == ["run", "model", "score", "score_std"]
+    assert len(rows) - 1 == len(table) == 3
+    for written, shown in zip(rows[1:], table, strict=True):
+        assert len(written) == len(shown)
+        for a, b in zip(written, shown, strict=True):
+            try:
+                assert float(a) == float(b)
+            except ValueError:
+                assert a == b
+    site.collect_logs()
+
+
+def test_no_request_outside_out_and_no_console_error(site: Site) -> None:
+    site.collect_logs()
+    assert site.urls, "the DevTools log recorded no request"
+    inside = site.out.as_uri() + "/"
+    outside = [u for u in site.urls if not (u.startswith(inside) or u.startswith("blob:"))]
+    assert outside == []
+    assert any(u.endswith(".png") for u in site.urls) and any("/runs/" in u for u in site.urls)
+    errors = [entry for entry in site.console if entry["level"] == "SEVERE"]
+    assert errors == []
