@@ -41,11 +41,12 @@ class FileSet:
     fetch: tuple[str, ...] | None  # arguments of `python -m pfgen_fast` that fetch it
     source: str  # where the set is published
 
-    def how_to_get(self) -> str:
+    def how_to_get(self, shared: Path = SHARED) -> str:
+        """The skip reason; `shared` is the `../shared` of the checkout the tests run in."""
         fetched = f", or run `python -m pfgen_fast {' '.join(self.fetch)}`" if self.fetch else ""
         return (
             f"needs {self.name}: set {self.variable} to a copy of {self.source}, or put it at "
-            f"{SHARED / self.shared}{fetched}"
+            f"{shared / self.shared}{fetched}"
         )
 
 
