@@ -15,11 +15,14 @@ import signal
 import sys
 import threading
 import traceback
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pfgen_fast import __version__
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.rooms import Command, Room
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 # The rooms' cli modules, each holding its ROOM. They import nothing heavy: a command's own
 # module is imported only when that command runs, so `score` does not pay for plotting or HTTP.
@@ -85,7 +88,7 @@ class StandardOutput(io.RawIOBase):
     def isatty(self) -> bool:
         return os.isatty(self.fd)
 
-    def write(self, data: bytes) -> int:  # type: ignore[override]
+    def write(self, data: ReadableBuffer) -> int:
         if self.failed:
             return len(memoryview(data))
         try:

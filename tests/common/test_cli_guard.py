@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from failing_server import FAILURE_MODES, FAST_CLIENT, serve_failing
 
+from published import evalmm_dir, lctg_dir
+
 QUESTION = "架空の島の天気を教えて。"
 
 
@@ -230,10 +232,6 @@ def test_main_gives_back_standard_output_and_the_sigterm_handler(
 # A judge or model server that never answers: every command that calls one exits 1, whatever
 # the way the server fails, and a judged metric with no item judged has no score (never 0.0).
 
-EVALMM_DIR = Path(
-    os.environ.get("EVALMM_DIR") or Path(__file__).parents[3] / "shared/llm-jp-eval-mm"
-)
-LCTG_DIR = Path(os.environ.get("LCTG_BENCH_DIR") or Path(__file__).parents[3] / "shared/lctg-bench")
 JUDGED_COMMANDS = ("mm-score", "mm-evaluate", "lctg-eval", "judge-pairwise", "generate")
 
 
@@ -255,22 +253,22 @@ def judged_command(name: str, place: Path, url: str) -> list[str]:
     if name == "mm-score":
         items = write_lines(place / "items.jsonl", mm_rows)
         return ["mm", "score", "--metric", "llm-as-a-judge", "--json", "--evalmm-dir",
-                str(EVALMM_DIR), str(items), *judge]  # fmt: skip
+                str(evalmm_dir()), str(items), *judge]  # fmt: skip
     if name == "mm-evaluate":
         for model in ("model-a", "model-b"):
             write_lines(place / "results" / "ja-vg-vqa-500" / model / "prediction.jsonl", mm_rows)
-        return ["mm", "evaluate", "--metrics", "llm-as-a-judge", "--evalmm-dir", str(EVALMM_DIR),
+        return ["mm", "evaluate", "--metrics", "llm-as-a-judge", "--evalmm-dir", str(evalmm_dir()),
                 str(place / "results"), *judge]  # fmt: skip
     if name == "lctg-eval":
         from pfgen_fast.lctg.data import load_prompts
 
-        prompt = next(iter(load_prompts(LCTG_DIR, "summary").values()))
+        prompt = next(iter(load_prompts(lctg_dir(), "summary").values()))
         row = {"generated_text_id": 0, "model": "demo/model", "prompt_id": prompt.prompt_id,
                "base_text": prompt.base_text}  # fmt: skip
         for constraint in ("format", "char_count", "keyword", "prohibited_word"):
             row[f"{constraint}_result"] = ["要約です。"] * 3
         generations = write_lines(place / "generated_result_v1.jsonl", [row])
-        return ["lctg", "eval", "--task", "summary", "--data", str(LCTG_DIR), "--out",
+        return ["lctg", "eval", "--task", "summary", "--data", str(lctg_dir()), "--out",
                 str(place / "out"), str(generations), *judge]  # fmt: skip
     if name == "judge-pairwise":
         items = write_lines(place / "items.jsonl", [

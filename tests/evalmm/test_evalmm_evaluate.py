@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import tarfile
 from pathlib import Path
@@ -14,9 +13,9 @@ from typing import Any
 import pytest
 from openai_server import Behaviour, Reply, serve
 
-from cli_runner import ROOT, run_cli
+from cli_runner import run_cli
+from published import evalmm_dir
 
-EVALMM_DIR = Path(os.environ.get("EVALMM_DIR", ROOT.parent / "shared" / "llm-jp-eval-mm"))
 METRIC_FILES = [
     "src/eval_mm/metrics/llm_as_a_judge_scorer.py",
     "src/eval_mm/metrics/heron_bench_scorer.py",
@@ -71,7 +70,7 @@ def test_evaluate_writes_its_format_and_a_leaderboard(result: Path, tmp_path: Pa
     with serve(Behaviour(responder=judge)) as url:
         result_run = run_cli(
             "mm", "evaluate", str(result), "--base-url", url, "--judge-model", "j",
-            "--evalmm-dir", str(EVALMM_DIR), "--table", str(tmp_path / "board.csv"), cwd=tmp_path,
+            "--evalmm-dir", str(evalmm_dir()), "--table", str(tmp_path / "board.csv"), cwd=tmp_path,
         )  # fmt: skip
     # jdocqa's items lack answer_type: reported, the other runs still scored.
     assert result_run.returncode == 1
@@ -114,7 +113,7 @@ def build_archive(tmp_path: Path, change: str | None = None) -> Path:
     top = tmp_path / "staging" / "llm-jp-eval-mm-9f450a5"
     for name in METRIC_FILES:
         (top / name).parent.mkdir(parents=True, exist_ok=True)
-        text = (EVALMM_DIR / name).read_text(encoding="utf-8")
+        text = (evalmm_dir() / name).read_text(encoding="utf-8")
         (top / name).write_text(text + ("# changed\n" if change == name else ""), "utf-8")
     (top / "README.md").write_text("not selected\n")
     archive = tmp_path / f"archive-{change is not None}.tar.gz"

@@ -6,7 +6,6 @@ raw replies logged, and heron-bench's aggregate (spec §2 cases)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -14,14 +13,13 @@ from typing import Any
 import pytest
 from openai_server import Behaviour, Reply, serve
 
-from cli_runner import ROOT, run_cli
+from cli_runner import run_cli
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.evalmm.judges import JudgeErrors, heron_aggregate, last_boxed, parse_heron
 from pfgen_fast.evalmm.prompts import system_message
 from pfgen_fast.evalmm.scorers import Batch, Options, get_scorer
+from published import evalmm_dir
 
-EVALMM_DIR = Path(os.environ.get("EVALMM_DIR", ROOT.parent / "shared" / "llm-jp-eval-mm"))
-METRICS = EVALMM_DIR / "src" / "eval_mm" / "metrics"
 PREDICTION = re.compile(r"(?:Prediction|\"model_answer\"|モデルの回答\])\s*:\s*(\S*)")
 
 # What the stand-in judge replies to each prediction.
@@ -57,7 +55,7 @@ def run_metric(
 ) -> tuple[list[Any], dict[str, Any]]:
     client = LLMClient(url, "judge-model", cache_path=None, max_retries=0)
     try:
-        options = Options(judge=client, data_dir=EVALMM_DIR, **kw)
+        options = Options(judge=client, data_dir=evalmm_dir(), **kw)
         scorer = get_scorer(name)
         batch = Batch(refs, preds, docs, options)
         scores = scorer.score(batch)
@@ -78,7 +76,12 @@ def test_llm_as_a_judge(server: Any) -> None:
     }
     asked = [body for _, body in behaviour.received]
     assert len(asked) == 5  # the empty prediction is not sent
-    system = {"role": "system", "content": system_message(METRICS / "llm_as_a_judge_scorer.py")}
+    system = {
+        "role": "system",
+        "content": system_message(
+            evalmm_dir() / "src" / "eval_mm" / "metrics" / "llm_as_a_judge_scorer.py"
+        ),
+    }
     for body in asked:  # sent concurrently: in any order
         assert body["temperature"] == 0.0 and body["seed"] == 0 and body["max_tokens"] == 1024
         assert body["messages"][0] == system
@@ -155,7 +158,7 @@ def test_cli_judge_with_log_and_missing_flags(server: Any, tmp_path: Path) -> No
     source = tmp_path / "in.jsonl"
     lines = [{"ref": "r", "pred": p, "input_text": "q"} for p in ("good", "fair")]
     source.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    args = ["mm", "score", "--metric", "llm-as-a-judge", "--evalmm-dir", str(EVALMM_DIR)]
+    args = ["mm", "score", "--metric", "llm-as-a-judge", "--evalmm-dir", str(evalmm_dir())]
     result = run_cli(*args, "--json", str(source), cwd=tmp_path)
     assert result.returncode == 1 and "give --base-url and --judge-model" in result.stderr
     judged = [*args, "--base-url", url, "--judge-model", "j", "--json", str(source)]
@@ -173,7 +176,9 @@ def test_changed_prompt_file_refused(tmp_path: Path) -> None:
 
     copy = tmp_path / "src" / "eval_mm" / "metrics"
     copy.mkdir(parents=True)
-    text = (METRICS / "llm_as_a_judge_scorer.py").read_text(encoding="utf-8")
+    text = (evalmm_dir() / "src" / "eval_mm" / "metrics" / "llm_as_a_judge_scorer.py").read_text(
+        encoding="utf-8"
+    )
     (copy / "llm_as_a_judge_scorer.py").write_text(text.replace("1 to 5", "1 to 6"), "utf-8")
     client = LLMClient("http://127.0.0.1:9/v1", "j", cache_path=None)
     batch = Batch(["a"], ["b"], [{"input_text": "q"}], Options(judge=client, data_dir=tmp_path))

@@ -67,7 +67,6 @@ def test_rouge_l_quirks() -> None:
 
 
 def test_rouge_l_with_neologdn() -> None:
-    pytest.importorskip("neologdn")
     scores = rouge_l_scores(
         ["東京", "スーパーマーケット"], ["東\u3000京", "スーーーパーマーケット"], use_neologdn=True
     )

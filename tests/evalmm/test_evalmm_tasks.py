@@ -5,7 +5,6 @@ $EVALMM_DIR/src, `datasets.load_dataset` pointed at the folder)."""
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import types
 from pathlib import Path
@@ -13,23 +12,18 @@ from typing import Any
 
 import pytest
 
-from cli_runner import ROOT
 from pfgen_fast.evalmm import tasks
 from pfgen_fast.evalmm.scorers import get_scorer
+from published import EVALMM_SOURCE, require
 
 pytest.importorskip("datasets")
 import mm_datasets  # noqa: E402
-
-EVALMM_DIR = Path(os.environ.get("EVALMM_DIR", ROOT.parent / "shared" / "llm-jp-eval-mm"))
-REFERENCE_SRC = EVALMM_DIR / "src"
 
 
 def reference_tasks() -> types.ModuleType:
     """llm-jp-eval-mm's `eval_mm.tasks`, without running its package's __init__ (which loads
     the API clients and scorers that building items does not use)."""
-    folder = REFERENCE_SRC / "eval_mm"
-    if not (folder / "tasks" / "task.py").is_file():
-        pytest.skip(f"llm-jp-eval-mm's source not found at {REFERENCE_SRC} (set EVALMM_DIR)")
+    folder = require(EVALMM_SOURCE) / "src" / "eval_mm"
     if "eval_mm" not in sys.modules:
         package = types.ModuleType("eval_mm")
         package.__path__ = [str(folder)]

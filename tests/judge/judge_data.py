@@ -1,24 +1,14 @@
-"""Where the published pfgen-bench files are for the judge room's tests (never copied):
-`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the checkout."""
+"""The published pfgen-bench checkout for the judge room's tests (found by `published.py`,
+never copied): called inside a test, each skips it when there is no checkout."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
+from published import CHECKOUT, published_runs, require
 
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["bench_dir", "published_runs"]
 
 
 def bench_dir() -> Path:
-    env = os.environ.get("PFGEN_BENCH_DIR")
-    bench = Path(env) if env else ROOT.parent / "shared" / "pfgen-bench"
-    if not (bench / "data" / "Q01.json").is_file():
-        pytest.fail(f"pfgen-bench data not found at {bench}: set PFGEN_BENCH_DIR")
-    return bench
-
-
-def published_runs() -> list[Path]:
-    """Run directories (trials.jsonl.xz and result.json) of the checkout, sorted."""
-    return sorted(p.parent for p in (bench_dir() / "result").glob("**/trials.jsonl.xz"))
+    return require(CHECKOUT)

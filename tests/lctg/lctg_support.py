@@ -18,15 +18,16 @@ from typing import Any
 from lctg_reference import no_blanks
 from openai_server import Reply
 
+from published import lctg_dir
+
 ROOT = Path(__file__).resolve().parents[2]
-LCTG_DIR = Path(os.environ.get("LCTG_BENCH_DIR") or ROOT.parent / "shared" / "lctg-bench")
 
 
 def benchmark_prompt_module() -> types.ModuleType:
     """`scripts/utils/prompt.py` imported as the module it is. Its `import pandas` serves a
     function the tests do not call (pandas only names a parameter's type there), so a stand-in
     module with that one name answers it when pandas is absent."""
-    path = LCTG_DIR / "scripts" / "utils" / "prompt.py"
+    path = lctg_dir() / "scripts" / "utils" / "prompt.py"
     spec = importlib.util.spec_from_file_location("lctg_benchmark_prompt", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -45,7 +46,7 @@ def benchmark_prompt_module() -> types.ModuleType:
 
 def benchmark_system_prompt() -> str:
     """The system message of the remover script, found in its text by a regular expression."""
-    text = (LCTG_DIR / "scripts" / "header_footer_remover.py").read_text(encoding="utf-8")
+    text = (lctg_dir() / "scripts" / "header_footer_remover.py").read_text(encoding="utf-8")
     match = re.search(r'"role": "system",\s*"content": "([^"]*)"', text)
     assert match is not None
     return match.group(1)

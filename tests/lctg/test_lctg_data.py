@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lctg_support import LCTG_DIR, benchmark_prompt_module, benchmark_system_prompt, run_cli
+from lctg_support import benchmark_prompt_module, benchmark_system_prompt, lctg_dir, run_cli
 
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.lctg.data import PUBLISHED, TASKS, load_prompts
@@ -26,10 +26,10 @@ def archive(tmp_path: Path, change: str | None = None) -> str:
     in the manifest; `change` names a file whose content is altered. Its file:// URL."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in sorted(LCTG_DIR.rglob("*")):
+        for path in sorted(lctg_dir().rglob("*")):
             if not path.is_file():
                 continue
-            relative = path.relative_to(LCTG_DIR).as_posix()
+            relative = path.relative_to(lctg_dir()).as_posix()
             data = path.read_bytes() + (b"\n" if relative == change else b"")
             info = tarfile.TarInfo(f"LCTG-Bench-{REF}/{relative}")
             info.size = len(data)
@@ -40,7 +40,7 @@ def archive(tmp_path: Path, change: str | None = None) -> str:
 
 
 def test_the_manifest_matches_the_published_files() -> None:
-    assert PUBLISHED.verify(LCTG_DIR) == []
+    assert PUBLISHED.verify(lctg_dir()) == []
     assert REF.startswith("c4736cb") and len(REF) == 40
 
 
@@ -85,7 +85,7 @@ def test_missing_data_gives_the_fetch_hint(tmp_path: Path) -> None:
 
 def test_a_modified_checkout_is_refused_at_load(tmp_path: Path) -> None:
     copy = tmp_path / "copy"
-    shutil.copytree(LCTG_DIR, copy)
+    shutil.copytree(lctg_dir(), copy)
     with (copy / "datasets" / "summary" / "prompts_v1.jsonl").open("a") as handle:
         handle.write("\n")
     with pytest.raises(DataError, match="lctg data fetch"):
@@ -95,12 +95,12 @@ def test_a_modified_checkout_is_refused_at_load(tmp_path: Path) -> None:
 
 
 def test_prompt_sets_as_the_spec_describes_them() -> None:
-    sizes = {task: len(load_prompts(LCTG_DIR, task)) for task in TASKS}
+    sizes = {task: len(load_prompts(lctg_dir(), task)) for task in TASKS}
     assert sizes == {"summary": 120, "ad_text": 150, "pros_and_cons": 150}
-    summary = load_prompts(LCTG_DIR, "summary")
+    summary = load_prompts(lctg_dir(), "summary")
     assert summary[1717].char_range == (120, 120)  # lo == hi
     assert summary[133].char_range == (50, 60)  # the sentence says 50-50; the answer wins
-    ad_text = load_prompts(LCTG_DIR, "ad_text")
+    ad_text = load_prompts(lctg_dir(), "ad_text")
     assert ad_text[100312].char_range == (40, 45)
     for rows in (summary, ad_text):
         for row in rows.values():
@@ -110,7 +110,7 @@ def test_prompt_sets_as_the_spec_describes_them() -> None:
 
 @pytest.mark.parametrize("task", TASKS)
 def test_templates_are_the_benchmarks_functions(task: str) -> None:
-    templates = load_templates(LCTG_DIR, task)
+    templates = load_templates(lctg_dir(), task)
     assert templates.system_prompt == benchmark_system_prompt()
     module = benchmark_prompt_module()
 

@@ -20,10 +20,10 @@ from lctg_reference import (
     spec_prohibited,
 )
 from lctg_support import (
-    LCTG_DIR,
     StandIn,
     benchmark_prompt_module,
     benchmark_system_prompt,
+    lctg_dir,
     run_cli,
 )
 from openai_server import Behaviour, Reply, serve
@@ -89,7 +89,7 @@ class Setup:
 
 
 def build_setup() -> Setup:
-    prompts = load_prompts(LCTG_DIR, TASK)
+    prompts = load_prompts(lctg_dir(), TASK)
     # Prompt 100312's sentence asks for 40-40 characters, its answer is [40, 45] (quirk 11).
     chosen = [*list(prompts.values())[: PROMPTS - 1], prompts[MISMATCH]]
     stand_in = StandIn(TASK, benchmark_prompt_module(), benchmark_system_prompt())
@@ -153,7 +153,7 @@ def write_lines(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 def eval_args(base_url: str, generations: Path, *extra: str) -> list[str]:
     return [
-        "lctg", "eval", "--task", TASK, "--data", str(LCTG_DIR), "--base-url", base_url,
+        "lctg", "eval", "--task", TASK, "--data", str(lctg_dir()), "--base-url", base_url,
         "--judge-model", "judge-1", "--max-retries", "0", str(generations), *extra,
     ]  # fmt: skip
 
@@ -271,7 +271,7 @@ def test_a_failed_call_stops_the_run_and_a_rerun_resumes(tmp_path: Path) -> None
 
 
 def test_judge_sees_the_files_base_text_and_unparseable_iterations_are_na(tmp_path: Path) -> None:
-    row = list(load_prompts(LCTG_DIR, TASK).values())[5]
+    row = list(load_prompts(lctg_dir(), TASK).values())[5]
     stand_in = StandIn(TASK, benchmark_prompt_module(), benchmark_system_prompt())
     record: dict[str, Any] = {"model": "m", "prompt_id": row.prompt_id, "base_text": "別の説明文"}
     for k, constraint in enumerate(CONSTRAINTS):

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lctg_support import LCTG_DIR, benchmark_system_prompt, run_cli
+from lctg_support import benchmark_system_prompt, lctg_dir, run_cli
 from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.lctg.data import CONSTRAINTS, load_prompts
@@ -25,7 +25,7 @@ def test_generate_writes_the_generators_format(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with serve(behaviour) as base_url:
         args = [
-            "lctg", "generate", "--task", "pros_and_cons", "--data", str(LCTG_DIR),
+            "lctg", "generate", "--task", "pros_and_cons", "--data", str(lctg_dir()),
             "--base-url", base_url, "--model", "demo-7b", "--out", str(out),
             "--temperature", "0.7", "--seed", "10", "--concurrency", "16",
         ]  # fmt: skip
@@ -36,7 +36,7 @@ def test_generate_writes_the_generators_format(tmp_path: Path) -> None:
         again = run_cli(*args)
         assert again.returncode == 0, again.stderr
         assert len(behaviour.received) == calls
-    prompts = load_prompts(LCTG_DIR, "pros_and_cons")
+    prompts = load_prompts(lctg_dir(), "pros_and_cons")
     system = benchmark_system_prompt()
     for _, body in behaviour.received:
         assert body["messages"][0] == {"role": "system", "content": system}

@@ -1,25 +1,23 @@
-"""Where the published pfgen-bench checkout is (never copied into the project) and its runs,
-for the pfgen tests to import."""
+"""The published pfgen-bench checkout for the pfgen tests (found by `published.py`, never
+copied into the project): called inside a test, each skips it when there is no checkout."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from published import CHECKOUT, each_published_run, published_runs, require
+
+__all__ = ["bench_dir", "data_of_checkout", "each_published_run", "published_runs", "result_dir"]
 
 
 def bench_dir() -> Path:
-    """`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the checkout."""
-    env = os.environ.get("PFGEN_BENCH_DIR")
-    return Path(env) if env else ROOT.parent / "shared" / "pfgen-bench"
+    return require(CHECKOUT)
 
 
-BENCH_DIR = bench_dir()
-DATA_DIR = BENCH_DIR / "data"
-RESULT_DIR = BENCH_DIR / "result"
+def data_of_checkout() -> Path:
+    """The checkout's `data/`, with its `result.json` files beside the questions."""
+    return bench_dir() / "data"
 
 
-def published_runs() -> list[Path]:
-    """The run directories (with trials.jsonl.xz and result.json) of the checkout, sorted."""
-    return sorted(p.parent for p in RESULT_DIR.glob("**/trials.jsonl.xz"))
+def result_dir() -> Path:
+    return bench_dir() / "result"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_cli
-from pfgen_bench import BENCH_DIR, published_runs
+from pfgen_bench import bench_dir, published_runs
 
 
 def run_eval(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -21,7 +21,7 @@ def run_eval(*args: str | Path, cwd: Path | None = None) -> subprocess.Completed
 
 def copy_run(run: Path, target_root: Path) -> Path:
     """The run's trials file and config.json under target_root/result/..., as in a checkout."""
-    target = target_root / run.relative_to(BENCH_DIR)
+    target = target_root / run.relative_to(bench_dir())
     target.mkdir(parents=True)
     shutil.copy(run / "trials.jsonl.xz", target)
     if (run / "config.json").exists():

@@ -17,7 +17,7 @@ import pytest
 from openai_server import Behaviour, answer_for, serve
 from test_prompt import read_examples, reference_task
 
-from pfgen_bench import RESULT_DIR
+from pfgen_bench import result_dir
 from pfgen_fast.pfgen.generate import RunParameters
 
 UNREACHABLE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
@@ -162,7 +162,7 @@ def published_api_configs() -> list[Path]:
     folder is named by the hash of their config.json (a few were renamed by hand)."""
     known = {"engine", "max_tokens", "mode", "model", "num_examples", "stop", "temperature"}
     found = []
-    for path in sorted(RESULT_DIR.glob("**/config.json")):
+    for path in sorted(result_dir().glob("**/config.json")):
         text = path.read_bytes()
         config = json.loads(text)
         named_by_hash = hashlib.sha1(text.rstrip(b"\n")).hexdigest()[:7] == path.parent.name

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pfgen_bench import published_runs
+from pfgen_bench import each_published_run, published_runs
 from pfgen_fast import QuestionScorer, ReferenceData, build_scorers
 from reference_scorer import record_differences
 
@@ -23,7 +23,7 @@ def test_every_published_run_is_checked() -> None:
     assert len(published_runs()) >= 60
 
 
-@pytest.mark.parametrize("run", published_runs(), ids=lambda run: "/".join(run.parts[-3:-1]))
+@pytest.mark.parametrize("run", each_published_run(), ids=lambda run: "/".join(run.parts[-3:-1]))
 def test_core_reproduces_published_samples(
     run: Path, core_scorers: dict[str, QuestionScorer]
 ) -> None:

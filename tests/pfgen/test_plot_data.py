@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from rich.console import Console
 
-from pfgen_bench import BENCH_DIR
+from pfgen_bench import bench_dir
 from pfgen_fast.pfgen.commands.plot import figure_data
 from pfgen_fast.pfgen.data import load_questions
 from pfgen_fast.pfgen.plots import run_point
@@ -23,9 +23,11 @@ from pfgen_fast.pfgen.stability import (
 
 
 def test_figure_data_unchanged_on_the_published_runs() -> None:
-    paths = sorted((BENCH_DIR / "result").glob("**/result.json"))
+    paths = sorted((bench_dir() / "result").glob("**/result.json"))
     assert len(paths) == 66
-    question_ids = [q.question_id for q in stability_questions(load_questions(BENCH_DIR / "data"))]
+    question_ids = [
+        q.question_id for q in stability_questions(load_questions(bench_dir() / "data"))
+    ]
     data = figure_data(paths, question_ids)
     assert not data.errors
 
@@ -33,7 +35,7 @@ def test_figure_data_unchanged_on_the_published_runs() -> None:
     assert not errors
     assert data.points == [run_point(run) for run in runs]
 
-    references = ReferenceData.load(BENCH_DIR / "data")
+    references = ReferenceData.load(bench_dir() / "data")
     scored = [run for run in runs if run.mode != "system"]
     former = source_scores([run.path for run in scored], references, Console(quiet=True))
     assert len(former.runs) == len(data.stable_kinds) == len(scored)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cli_runner import run_cli
-from pfgen_bench import BENCH_DIR, DATA_DIR
+from pfgen_bench import bench_dir, data_of_checkout
 
 # Small runs (10 trials each), completion and chat.
 RUNS = [
@@ -27,14 +27,16 @@ RUNS = [
 def checkout(bench: Path, tmp_path: Path) -> Path:
     """The small runs (result.json, trials, config) and the system rows, as in a checkout."""
     for name in RUNS:
-        source = BENCH_DIR / "result" / name
+        source = bench_dir() / "result" / name
         target = tmp_path / "result" / name
         target.mkdir(parents=True)
         for file in ("result.json", "trials.jsonl.xz", "config.json"):
             shutil.copy(source / file, target / file)
     (tmp_path / "data" / "final").mkdir(parents=True)
-    shutil.copy(DATA_DIR / "result.json", tmp_path / "data" / "result.json")
-    shutil.copy(DATA_DIR / "final" / "result.json", tmp_path / "data" / "final" / "result.json")
+    shutil.copy(data_of_checkout() / "result.json", tmp_path / "data" / "result.json")
+    shutil.copy(
+        data_of_checkout() / "final" / "result.json", tmp_path / "data" / "final" / "result.json"
+    )
     return tmp_path
 
 
@@ -51,7 +53,7 @@ def assert_not_blank(png: Path) -> None:
 
 def test_plot_writes_every_figure_and_stability_r(checkout: Path) -> None:
     out = checkout / "figures"
-    done = run_cli("plot", "--data", str(DATA_DIR), "--out", str(out), cwd=checkout)
+    done = run_cli("plot", "--data", str(data_of_checkout()), "--out", str(out), cwd=checkout)
     assert done.returncode == 0, done.stderr
     names = sorted(p.name for p in out.iterdir())
     stems = [
@@ -74,7 +76,7 @@ def test_plot_writes_every_figure_and_stability_r(checkout: Path) -> None:
 
 def test_stability_command_prints_three_r_and_skips_runs_without_trials(checkout: Path) -> None:
     (checkout / "result" / RUNS[0] / "trials.jsonl.xz").unlink()
-    done = run_cli("stability", "--data", str(DATA_DIR), cwd=checkout)
+    done = run_cli("stability", "--data", str(data_of_checkout()), cwd=checkout)
     assert done.returncode == 0, done.stderr
     values = [float(r) for r in re.findall(r"r = ([0-9.]+)", done.stdout)]
     assert len(values) == 3 and all(r > 0.99 for r in values)
@@ -89,7 +91,7 @@ def test_stability_names_the_line_of_an_unknown_question(checkout: Path) -> None
     record["question"] = "存在しない質問"
     lines[4] = json.dumps(record, ensure_ascii=False).encode() + b"\n"
     trials.write_bytes(lzma.compress(b"".join(lines)))
-    done = run_cli("stability", "--data", str(DATA_DIR), cwd=checkout)
+    done = run_cli("stability", "--data", str(data_of_checkout()), cwd=checkout)
     assert done.returncode == 0, done.stderr
     assert (
         f"{RUNS[1]}/trials.jsonl.xz:5: field 'question': not a question of the data: "

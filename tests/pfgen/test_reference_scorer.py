@@ -17,8 +17,6 @@ from pfgen_bench import published_runs
 from pfgen_fast.pfgen.data import Question, load_questions
 from reference_scorer import ReferenceScorer, helpfulness, record_differences
 
-# Three runs spread over the sorted list: chat and base models, short and very long answers.
-CHECKED_RUNS = published_runs()[::25]
 QUESTION_IDS = [f"Q{number:02d}" for number in range(1, 51)]
 
 
@@ -29,10 +27,11 @@ def questions(data_dir: Path) -> dict[str, Question]:
 
 @pytest.fixture(scope="module")
 def checked_results() -> dict[str, dict[str, Any]]:
-    """result.json of the checked runs, by run directory."""
+    """result.json of the checked runs, by run directory: three spread over the sorted list
+    (chat and base models, short and very long answers)."""
     return {
         str(run): json.loads((run / "result.json").read_text(encoding="utf-8"))
-        for run in CHECKED_RUNS
+        for run in published_runs()[::25]
     }
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from cli_runner import run_cli
-from pfgen_bench import BENCH_DIR, DATA_DIR, published_runs
+from pfgen_bench import bench_dir, data_of_checkout, published_runs
 from pfgen_fast.pfgen.data import load_questions
 from pfgen_fast.pfgen.leaderboard import markdown_table, rank_runs, replace_table
 from pfgen_fast.pfgen.pages import (
@@ -25,12 +25,15 @@ from pfgen_fast.pfgen.pages import (
 )
 from pfgen_fast.pfgen.results import RunResult, load_result
 
-SYSTEM_RESULTS = [DATA_DIR / "result.json", DATA_DIR / "final" / "result.json"]
 SMALL_RUN = "sbintuitions/sarashina1-13b"
 
 
 def result_paths() -> list[Path]:
-    return [run / "result.json" for run in published_runs()] + SYSTEM_RESULTS
+    system_results = [
+        data_of_checkout() / "result.json",
+        data_of_checkout() / "final" / "result.json",
+    ]
+    return [run / "result.json" for run in published_runs()] + system_results
 
 
 def test_every_published_page_is_reproduced_byte_for_byte(bench: Path, data_dir: Path) -> None:
@@ -50,7 +53,7 @@ def test_every_published_page_is_reproduced_byte_for_byte(bench: Path, data_dir:
 
 def published_rows() -> dict[str, str]:
     """The published leaderboard rows by their link, without the rank cell."""
-    text = (BENCH_DIR / "README.md").read_text(encoding="utf-8")
+    text = (bench_dir() / "README.md").read_text(encoding="utf-8")
     table = text[text.index("<!-- leaderboard -->") : text.index("<!-- /leaderboard -->")]
     rows = {}
     for line in table.splitlines()[3:]:
@@ -130,7 +133,7 @@ def test_markup_matches_marking_each_character() -> None:
 
 
 def test_page_of_a_question_without_samples(data_dir: Path) -> None:
-    path = next((BENCH_DIR / "result" / SMALL_RUN).glob("*/result.json"))
+    path = next((bench_dir() / "result" / SMALL_RUN).glob("*/result.json"))
     data = json.loads(path.read_bytes())
     data["questions"]["Q01"]["samples"] = []
     run = RunResult(path, "", data)
@@ -139,7 +142,7 @@ def test_page_of_a_question_without_samples(data_dir: Path) -> None:
 
 
 def copy_run(tmp_path: Path, name: str) -> Path:
-    source = BENCH_DIR / "result" / name
+    source = bench_dir() / "result" / name
     run_dir = next(source.glob("*/result.json")).parent
     target = tmp_path / "result" / name / run_dir.name
     target.mkdir(parents=True)
@@ -164,20 +167,24 @@ def test_report_command_writes_pages_skips_current_ones_and_names_bad_files(
     del data["score_std"]
     (lacking / "result.json").write_text(json.dumps(data, ensure_ascii=False))
 
-    done = run_cli("report", "--data", str(DATA_DIR), cwd=tmp_path)
+    done = run_cli("report", "--data", str(data_of_checkout()), cwd=tmp_path)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert "error: result/broken/x/result.json: not valid JSON" in done.stderr
     assert "field 'score_std' is missing" in done.stderr
     assert "field 'questions.Q03.samples[1].scores.average' is missing" in done.stderr
-    published = next((BENCH_DIR / "result" / SMALL_RUN).glob("*/README.md"))
+    published = next((bench_dir() / "result" / SMALL_RUN).glob("*/README.md"))
     assert (good / "README.md").read_bytes() == published.read_bytes()
     assert not (broken / "README.md").exists() and not (partial / "README.md").exists()
     assert not list(tmp_path.glob("result/**/.*.tmp"))
     assert "sarashina1-13b" in done.stdout  # the terminal table
 
     again = run_cli(
-        "report", "--data", str(DATA_DIR), "result/sbintuitions/**/result.json", cwd=tmp_path
+        "report",
+        "--data",
+        str(data_of_checkout()),
+        "result/sbintuitions/**/result.json",
+        cwd=tmp_path,
     )
     assert again.returncode == 0, again.stderr
     assert "already current" in again.stderr
@@ -193,7 +200,7 @@ def test_report_command_replaces_the_readme_table_and_exports(tmp_path: Path) ->
         done = run_cli(
             "report",
             "--data",
-            str(DATA_DIR),
+            str(data_of_checkout()),
             "--readme",
             "README.md",
             "--format",
@@ -220,7 +227,9 @@ def test_readme_without_markers_is_an_error_and_stays_untouched(tmp_path: Path) 
     copy_run(tmp_path, SMALL_RUN)
     readme = tmp_path / "README.md"
     readme.write_text("# No markers here\n")
-    done = run_cli("report", "--data", str(DATA_DIR), "--readme", "README.md", cwd=tmp_path)
+    done = run_cli(
+        "report", "--data", str(data_of_checkout()), "--readme", "README.md", cwd=tmp_path
+    )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1].startswith("error: ")
     assert "no leaderboard markers" in done.stderr and "Traceback" not in done.stderr

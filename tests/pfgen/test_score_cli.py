@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pfgen_bench import RESULT_DIR
+from pfgen_bench import result_dir
 from pfgen_fast import QuestionScorer, ReferenceData
 from pfgen_fast.pfgen.commands import score as score_command
 
@@ -36,7 +36,7 @@ def run_score(
 @pytest.fixture(scope="module")
 def trial_lines(bench: Path) -> list[bytes]:
     """The first 300 lines of a published trials file."""
-    path = next(iter(sorted(RESULT_DIR.glob("**/trials.jsonl.xz"))))
+    path = next(iter(sorted(result_dir().glob("**/trials.jsonl.xz"))))
     with lzma.open(path) as lines:
         return [line for _, line in zip(range(300), lines, strict=False)]
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from reference_sums import compensated_sum, left_to_right_sum
 
 from cli_runner import run_cli
-from pfgen_bench import BENCH_DIR, RESULT_DIR, published_runs
+from pfgen_bench import bench_dir, published_runs, result_dir
 from pfgen_fast._core import common as core_common
 from pfgen_fast.pfgen.data import Question, load_questions
 from pfgen_fast.pfgen.leaderboard import markdown_table, rank_runs
@@ -243,7 +243,7 @@ def run_eval(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def copy_run(run: Path, root: Path) -> Path:
-    target = root / run.relative_to(BENCH_DIR)
+    target = root / run.relative_to(bench_dir())
     target.mkdir(parents=True)
     shutil.copy(run / "trials.jsonl.xz", target)
     if (run / "config.json").exists():
@@ -266,12 +266,12 @@ def evaluated(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 
 
 def test_every_published_result_is_reproduced_in_its_mode(evaluated: dict[str, Path]) -> None:
-    runs = {str(run.relative_to(RESULT_DIR)): run for run in published_runs()}
+    runs = {str(run.relative_to(result_dir())): run for run in published_runs()}
     assert sorted(runs) == sorted(RESULT_MODES)
     wrong = []
     for name, run in runs.items():
         published = (run / "result.json").read_bytes()
-        relative = run.relative_to(BENCH_DIR) / "result.json"
+        relative = run.relative_to(bench_dir()) / "result.json"
         reproduced = tuple(
             mode for mode in BOTH if (evaluated[mode] / relative).read_bytes() == published
         )
@@ -318,7 +318,7 @@ def test_published_leaderboard_is_reproduced_row_for_row_by_default(bench: Path)
 def test_sources_and_sum_are_recorded_and_respected_by_the_currency_check(
     bench: Path, tmp_path: Path
 ) -> None:
-    run = copy_run(RESULT_DIR / "Qwen" / "Qwen-7B" / "0029a1d", tmp_path)
+    run = copy_run(result_dir() / "Qwen" / "Qwen-7B" / "0029a1d", tmp_path)
     result = run / "result.json"
     data = ("--data", bench / "data")
 

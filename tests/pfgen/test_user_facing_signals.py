@@ -43,7 +43,7 @@ def test_eval_removes_the_temporary_file_of_a_killed_writer(tmp_path: Path) -> N
     cache_file = tmp_path / "result" / "org" / "model" / "cache" / "scores.json"
     killed, left = start_writer(cache_file)
     killed.send_signal(signal.SIGKILL)
-    killed.wait()
+    killed.communicate()  # waits, and closes its pipe
     assert left.exists()  # what SIGKILL leaves behind
     live, kept = start_writer(cache_file)
     assert not left.exists()  # any writer of the same file removes it
@@ -55,7 +55,7 @@ def test_eval_removes_the_temporary_file_of_a_killed_writer(tmp_path: Path) -> N
         assert kept.exists()  # its writer is alive: not a leftover
     finally:
         live.kill()
-        live.wait()
+        live.communicate()
 
 
 def test_eval_killed_at_any_moment_leaves_nothing_after_the_next_run(tmp_path: Path) -> None:

@@ -222,14 +222,10 @@ def make_judge(root: Path) -> Path:
 
 
 def bench_dir() -> Path:
-    """`$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench` beside the checkout."""
-    import pytest
+    """The pfgen-bench checkout (found by `published.py`); the test is skipped without it."""
+    from published import CHECKOUT, require
 
-    env = os.environ.get("PFGEN_BENCH_DIR")
-    bench = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "pfgen-bench"
-    if not (bench / "data" / "Q01.json").is_file():
-        pytest.fail(f"pfgen-bench data not found at {bench}: set PFGEN_BENCH_DIR")
-    return bench
+    return require(CHECKOUT)
 
 
 def make_pfgen(root: Path, published: Path) -> Path:

@@ -154,7 +154,9 @@ def parse_reply(raw: Any, chat: bool, status: int, cached: bool) -> LLMReply:
     if text is not None and not isinstance(text, str):
         raise MalformedReply("the generated text is not a string")
     finish = choice.get("finish_reason")
-    usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
+    usage = raw.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     return LLMReply(
         text=text or "",
         finish_reason=finish if isinstance(finish, str) else None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pfgen_fast.common.errors import InputError
@@ -56,7 +56,7 @@ def parse_choice(response: str, options: Sequence[str]) -> str | None:
         response = response.strip(mark)
     response = f" {response} "
     letters = choice_letters(len(options))
-    rules = [
+    rules: list[Callable[[str], str]] = [
         lambda x: re.escape(f"({x})"),
         lambda x: re.escape(f"{x} "),
         lambda x: f"(?<={JAPANESE_CHAR}){re.escape(x)}(?={JAPANESE_CHAR})",

@@ -25,11 +25,11 @@ Row = dict[str, Any]
 
 def pil_decode(data: bytes) -> PILImage.Image:
     """An image as `datasets`' Image feature decodes it: loaded, EXIF orientation applied."""
-    from PIL import Image, ImageOps
+    from PIL import ExifTags, Image, ImageOps
 
     image: PILImage.Image = Image.open(BytesIO(data))
     image.load()
-    if image.getexif().get(Image.ExifTags.Base.Orientation) is not None:
+    if image.getexif().get(ExifTags.Base.Orientation) is not None:
         image = ImageOps.exif_transpose(image)
     return image
 

@@ -85,8 +85,8 @@ def run_leaderboard(patterns: list[str], out: str | None, plots: str | None) -> 
     entries.sort(key=sort_key)
     print_leaderboard(entries)
     if out:
-        rows = [[e.task, e.model, *(e.scores[c] for c in COLUMNS)] for e in entries]
-        write_table(Path(out), ["task", "model", *COLUMNS], rows)
+        values = [[e.task, e.model, *(e.scores[c] for c in COLUMNS)] for e in entries]
+        write_table(Path(out), ["task", "model", *COLUMNS], values)
         print(f"wrote {out}")
     if plots:
         for path in draw_figures(entries, Path(plots)):
@@ -133,10 +133,13 @@ def draw_task(axes: Any, task: str, entries: list[Entry]) -> None:
             if x is None or y is None:
                 continue
             axes.scatter(x, y, color=colours[k], marker=markers[m % len(markers)], s=40)
+    from matplotlib.artist import Artist
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Patch(color=colours[k], label=LABELS[c]) for k, c in enumerate(CONSTRAINTS)]
+    handles: list[Artist] = [
+        Patch(color=colours[k], label=LABELS[c]) for k, c in enumerate(CONSTRAINTS)
+    ]
     handles += [
         Line2D([], [], color="grey", marker=markers[m % len(markers)], linestyle="", label=e.model)
         for m, e in enumerate(entries)

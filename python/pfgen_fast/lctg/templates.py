@@ -54,7 +54,7 @@ def prompt_functions(path: Path) -> dict[str, Callable[..., str]]:
     if missing:
         raise DataError(f"{path}: no function {', '.join(sorted(missing))}")
     namespace: dict[str, Any] = {"__builtins__": builtins}
-    code = compile(ast.Module(body=definitions, type_ignores=[]), str(path), "exec")
+    code = compile(ast.Module(body=[*definitions], type_ignores=[]), str(path), "exec")
     exec(code, namespace)  # the verified file's own definitions
     return {name: namespace[name] for name in wanted}
 

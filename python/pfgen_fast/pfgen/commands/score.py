@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, cast
 
 import numpy as np
 import orjson
@@ -53,7 +53,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_legacy_sum_argument(parser)
 
 
-def read_blocks(stream: io.BufferedReader) -> Iterator[bytes]:
+class ByteStream(Protocol):
+    """What `score` reads: a file, a pipe or an .xz decompressor, chunk by chunk as it comes."""
+
+    def read1(self, size: int = -1, /) -> bytes: ...
+
+    def fileno(self) -> int: ...
+
+
+def read_blocks(stream: ByteStream) -> Iterator[bytes]:
     """The stream in blocks of whole lines (the last one may lack its newline)."""
     parts: list[bytes | memoryview] = []
     size = 0
@@ -76,7 +84,7 @@ def read_blocks(stream: io.BufferedReader) -> Iterator[bytes]:
         yield b"".join(parts)
 
 
-def more_input_soon(stream: io.BufferedReader, began: float) -> bool:
+def more_input_soon(stream: ByteStream, began: float) -> bool:
     """Whether more of the stream is ready, or comes within PAUSE_SECONDS and BLOCK_SECONDS
     after `began` (a file is always ready)."""
     wait = min(PAUSE_SECONDS, began + BLOCK_SECONDS - time.monotonic())
@@ -165,7 +173,7 @@ class BlockScorer:
 
 
 def score_stream(
-    lines: io.BufferedReader,
+    lines: ByteStream,
     name: str,
     block_scorer: BlockScorer,
     skip_invalid: bool,
@@ -226,13 +234,13 @@ def run(args: argparse.Namespace) -> int:
     if args.file is not None:
         skipped = score_file(args.file, block_scorer, args.skip_invalid)
     else:
-        if sys.stdin.buffer.peek(len(XZ_MAGIC)).startswith(XZ_MAGIC):
+        # Python opens standard input's bytes as a BufferedReader (typed as BinaryIO).
+        stdin = cast(io.BufferedReader, sys.stdin.buffer)
+        if stdin.peek(len(XZ_MAGIC)).startswith(XZ_MAGIC):
             raise InputError(
                 "<stdin>: compressed with xz: give the file's name, or decompress it (xz -dc)"
             )
-        skipped = score_stream(
-            sys.stdin.buffer, "<stdin>", block_scorer, args.skip_invalid, sys.stdout.buffer
-        )
+        skipped = score_stream(stdin, "<stdin>", block_scorer, args.skip_invalid, sys.stdout.buffer)
     if skipped:
         print(f"{skipped} invalid line(s) skipped", file=sys.stderr)
         return 1

@@ -265,8 +265,8 @@ def build_reference_sets(
                     if batch is None:
                         break
                     read_seconds = time.perf_counter() - start
-                    lines = sum(len(answers) for answers in batch.values())
-                    for key, answers in batch.items():
+                    lines = sum(len(texts) for texts in batch.values())
+                    for key, texts in batch.items():
                         build = builds.get(key)
                         if build is None:
                             directory = Path(spill) / f"set-{len(builds)}"
@@ -274,17 +274,17 @@ def build_reference_sets(
                                 questions[key[0]], key[1], directory, settings
                             )
                             builds[key] = build
-                        build.add(answers, read_seconds * len(answers) / lines)
+                        build.add(texts, read_seconds * len(texts) / lines)
                     keep_buffers_within(builds.values(), settings.memory_budget)
             answers: dict[str, dict[str, list[str]]] = {}
-            steps = []
-            sets = []
+            steps: list[dict[str, Any]] = []
+            sets: list[dict[str, Any]] = []
             for key in sorted(builds, key=lambda k: k[0]):
                 build = builds[key]
                 chosen = build.finish()
                 if chosen:  # a source without answers is left out of the file
                     answers.setdefault(key[0], {})[key[1]] = chosen
-                names = {"question_id": key[0], "source": key[1]}
+                names: dict[str, Any] = {"question_id": key[0], "source": key[1]}
                 short = len(chosen) < settings.final_size
                 sets.append(names | {"answers": len(chosen), "short": short} | build.ngram_stats)
                 for name in STEPS:

@@ -115,9 +115,11 @@ def group_frame(
     rows without a usable question, answer or source are problems, named by `where(row)`."""
     for name in ("question", "answer"):
         missing = np.flatnonzero(frame[name].is_null().to_numpy())
-        problems.add_rows(
-            missing, lambda row, name=name: f"{where(row)}: field '{name}' must be a string"
-        )
+
+        def not_a_string(row: int, name: str = name) -> str:
+            return f"{where(row)}: field '{name}' must be a string"
+
+        problems.add_rows(missing, not_a_string)
     question_ids = {text: q.question_id for text, q in questions.items()}
     frame = frame.with_row_index("row").with_columns(
         pl.col("question").replace_strict(question_ids, default=None).alias("question_id"),
