@@ -10,7 +10,6 @@ digit off."""
 from __future__ import annotations
 
 import json
-import os
 import random
 from decimal import Decimal
 from pathlib import Path
@@ -21,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_sums import official_sum
 
-from cli_runner import ROOT, run_cli
+from cli_runner import run_cli
 from pfgen_fast import QuestionScorer, ReferenceData
 from pfgen_fast.pfgen.data import Question
 from reference_scorer import ReferenceScorer, helpfulness
@@ -39,19 +38,10 @@ SETTINGS = settings(
 LIMITS = [99, 100, 101, 149, 150, 151, 199, 200, 201]
 
 
-def cases_dir() -> Path:
-    """`$PFGEN_BENCH_CASES`, else `../shared/pfgen-bench-cases` beside the checkout."""
-    env = os.environ.get("PFGEN_BENCH_CASES")
-    return Path(env) if env else ROOT.parent / "shared" / "pfgen-bench-cases"
-
-
 @pytest.fixture(scope="module")
-def cases() -> list[dict[str, Any]]:
+def cases(bench_cases: Path) -> list[dict[str, Any]]:
     """The published over-length answers with the official scorer's records."""
-    path = cases_dir() / "length-penalty.jsonl"
-    if not path.is_file():
-        pytest.skip(f"{path} not found: set PFGEN_BENCH_CASES to the pfgen-bench-cases folder")
-    with path.open(encoding="utf-8") as lines:
+    with (bench_cases / "length-penalty.jsonl").open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
 
 
