@@ -227,12 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     if debug:
         argv.remove("--debug")
     in_main_thread = threading.current_thread() is threading.main_thread()
-    if in_main_thread:
-        previous_handler = signal.signal(signal.SIGTERM, on_sigterm)
+    previous_handler = signal.getsignal(signal.SIGTERM) if in_main_thread else None
     previous_stdout = sys.stdout
-    guard_standard_output()
     try:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, on_sigterm)
+        guard_standard_output()
         return run_guarded(argv, debug)
+    except Terminated:  # between the handler and the command, or while an error is shown
+        print("terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     finally:
         # What is left of the output (after an error), then the caller's stream and handler back.
         try:
