@@ -13,18 +13,35 @@ import random
 import stat
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from openai_server import Behaviour, Reply, serve
 
-from cli_runner import run_cli
+from cli_runner import ROOT, run_cli
 
 QUESTION = "架空の島の天気を教えて。"
 NULL_DEVICE = os.makedev(1, 3)
 FULL_DEVICE = os.makedev(1, 7)
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+BENCH = Path(os.environ.get("PFGEN_BENCH_DIR") or ROOT.parent / "shared" / "pfgen-bench")
+EVALMM_DIR = Path(os.environ.get("EVALMM_DIR") or ROOT.parent / "shared" / "llm-jp-eval-mm")
+# The judge server of the commands that ask one (set by the `inputs` fixture).
+SERVER: dict[str, str] = {}
+
+
+def judge(path: str, request: dict[str, object]) -> Reply:
+    """pointwise: a rating from the prompt's length; llm-jp-eval-mm's judge: a score."""
+    prompt = str(request["messages"][-1]["content"])  # type: ignore[index]
+    if "Assistant's Answer" in prompt:
+        return Reply(text=f"Rating: [[{1 + len(prompt) % 10}]]")
+    return Reply(text="4")
+
+
+def published_runs() -> list[Path]:
+    return sorted(p.parent for p in (BENCH / "result").glob("**/trials.jsonl.xz"))[:2]
 
 
 def write_inputs(root: Path) -> Path:
@@ -47,10 +64,8 @@ def write_inputs(root: Path) -> Path:
              root / "candidates.jsonl"]  # fmt: skip
     synthesised = run_cli(*synth, cwd=root)
     assert synthesised.returncode == 0, synthesised.stderr
-    (root / "mm.jsonl").write_text(
-        json.dumps({"ref": "私は猫です。", "pred": "私は猫です。"}, ensure_ascii=False) + "\n",
-        "utf-8",
-    )
+    mm_item = {"ref": "私は猫です。", "pred": "私は猫です。", "input_text": "何ですか"}
+    (root / "mm.jsonl").write_text(json.dumps(mm_item, ensure_ascii=False) + "\n", "utf-8")
     mm_run = root / "mm-result" / "jdocqa" / "model-a"
     mm_run.mkdir(parents=True)
     prediction = {"question_id": 0, "text": "はい", "answer": "はい", "input_text": "質問"}
@@ -99,6 +114,13 @@ COMMANDS = [
         "lctg", "leaderboard", i / "lctg-summary-scores.json", "--out", o]),
     Command("judge rank --out", ".csv", lambda i, o: [
         "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--out", o]),
+    Command("judge pointwise --plot", ".svg", lambda i, o: [
+        "judge", "pointwise", *published_runs(), "--data", BENCH / "data", "--trials", "1",
+        "--base-url", SERVER["url"], "--judge-model", "judge", "--plot", o]),
+    Command("mm score --judge-log", ".jsonl", lambda i, o: [
+        "mm", "score", "--metric", "llm-as-a-judge", i / "mm.jsonl", "--evalmm-dir", EVALMM_DIR,
+        "--base-url", SERVER["url"], "--judge-model", "judge", "--no-cache", "--judge-log", o],
+        any_name=True),
 ]  # fmt: skip
 # The machine's /dev/null and /dev/stdout are only reached through a link: a regression must
 # not replace them.
@@ -107,8 +129,10 @@ KINDS = ["null device", "full device", "fifo", "symlink", "symlink to a symlink"
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_inputs(tmp_path_factory.mktemp("inputs"))
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with serve(Behaviour(responder=judge)) as url:
+        SERVER["url"] = url
+        yield write_inputs(tmp_path_factory.mktemp("inputs"))
 
 
 class FifoReader:
