@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,12 @@ def run_data(*args: str | Path, env_cache: Path) -> subprocess.CompletedProcess[
         capture_output=True,
         text=True,
         timeout=300,
-        env={"PATH": "/usr/bin:/bin", "PFGEN_FAST_CACHE": str(env_cache)},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PFGEN_FAST_CACHE": str(env_cache),
+            # the checkout under test, when it is not the installed one
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+        },
     )
 
 
@@ -95,3 +101,31 @@ def test_unreachable_server_is_a_clear_error(tmp_path):
     result = run_data("fetch", "--url", "http://127.0.0.1:9/none.tar.gz", env_cache=tmp_path)
     assert result.returncode == 1
     assert "download failed" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_destination_that_is_a_link_stays_a_link(server: str, tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "old.txt").write_text("replaced by the fetch")
+    link = tmp_path / "data-link"
+    link.symlink_to("real")
+    fetched = run_data(
+        "fetch", "--url", f"{server}/good.tar.gz", "--dest", link, env_cache=tmp_path
+    )
+    assert fetched.returncode == 0, fetched.stderr
+    assert link.is_symlink() and len(list((tmp_path / "real").glob("Q*.json"))) == 50
+    assert not (tmp_path / "real" / "old.txt").exists()
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo"])
+def test_a_destination_that_is_not_a_folder_is_left_alone(server: str, tmp_path, kind: str):
+    destination = tmp_path / "dest"
+    if kind == "file":
+        destination.write_text("kept")
+    else:
+        os.mkfifo(destination)
+    fetched = run_data(
+        "fetch", "--url", f"{server}/good.tar.gz", "--dest", destination, env_cache=tmp_path
+    )
+    assert fetched.returncode == 1
+    assert fetched.stderr == f"error: {destination}: cannot write: not a directory\n"
+    assert destination.is_fifo() if kind == "fifo" else destination.read_text() == "kept"

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.files import temporary_folder
+from pfgen_fast.common.files import output_folder, temporary_folder
 
 DOWNLOAD_TIMEOUT_SECONDS = 120
 ALGORITHM_NAMES = {"sha1": "SHA-1", "sha256": "SHA-256"}
@@ -69,6 +69,7 @@ def fetch_archive(
     """Downloads a repository archive, extracts the selected files into a staging folder
     beside `destination`, checks them with `verify` (a list of problems) and only then puts
     the folder in place of `destination`; on any problem nothing is replaced."""
+    destination = output_folder(destination)
     archive = download(url)
     destination.parent.mkdir(parents=True, exist_ok=True)
     # Named after this process: a later fetch removes what a killed one left.

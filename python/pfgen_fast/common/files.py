@@ -183,6 +183,16 @@ def output_target(path: Path) -> OutputTarget:
     return OutputTarget(path, direct=True)
 
 
+def output_folder(path: Path) -> Path:
+    """Where a folder named `path` is put in place (by a rename): the final target of a
+    symbolic link, so that the link stays a link. A WriteError when `path` exists and is not
+    a folder (a file, a device, a FIFO): it is never replaced."""
+    target = output_target(path)
+    if target.direct or target.file.is_file():
+        raise WriteError(path, "not a directory", errno.ENOTDIR)
+    return target.file
+
+
 @contextmanager
 def replaced_atomically(path: Path) -> Iterator[Path]:
     """A temporary file beside `path` to write, renamed into place when the block ends without

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pfgen_fast.common.archive import fetch_archive, verify_files
-from pfgen_fast.common.files import cache_dir
+from pfgen_fast.common.files import cache_dir, output_folder
 from pfgen_fast.common.pfgen_data import QUESTION_FILE
 from pfgen_fast.pfgen.data import metadata_hash
 
@@ -45,7 +45,7 @@ def fetch_data(url: str, destination: Path | None = None) -> Path:
     """Downloads the repository archive, checks its question files against the manifest and
     puts its `data/` folder in place (the cache by default); a mismatch is an error, nothing
     replaced."""
-    destination = destination or cache_dir() / "data"
+    destination = output_folder(destination or cache_dir() / "data")
     # The archive's files keep their `data/` prefix: fetched beside the destination, checked,
     # then the folder itself is moved into place.
     fetched = fetch_archive(
