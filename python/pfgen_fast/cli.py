@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import traceback
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pfgen_fast import __version__
 from pfgen_fast.common.errors import PfgenError
@@ -145,8 +145,36 @@ def guard_standard_output() -> None:
     )
 
 
+# Set when SIGTERM stopped an event loop by cancelling its tasks (see `on_sigterm`).
+TERMINATED_LOOP = threading.Event()
+
+
+def running_loop() -> Any:
+    """The asyncio event loop running in this thread, if any (asyncio is not imported for it:
+    a command that never imported it runs no loop)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated
+    """Raises Terminated; inside a running event loop (the model-calling commands), where the
+    loop's own callbacks would log and drop the exception and task groups would wrap it, the
+    loop's tasks are cancelled instead, as asyncio.run does on SIGINT: the CancelledError
+    that ends the loop then ends the command as terminated."""
+    loop = running_loop()
+    if loop is None:
+        raise Terminated
+    import asyncio
+
+    TERMINATED_LOOP.set()
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    loop.call_soon_threadsafe(lambda: None)  # wakes the loop from its wait
 
 
 def issue_tracker() -> str:
@@ -270,3 +298,11 @@ def run_guarded(argv: list[str], debug: bool) -> int:
             traceback.print_exc()
         print(unexpected(error, argv), file=sys.stderr)
         return EXIT_ERROR
+    except BaseException as error:  # asyncio's CancelledError is not an Exception
+        asyncio = sys.modules.get("asyncio")
+        if asyncio is None or not TERMINATED_LOOP.is_set():
+            raise
+        if not isinstance(error, asyncio.CancelledError):
+            raise
+        print("terminated", file=sys.stderr)
+        return EXIT_TERMINATED

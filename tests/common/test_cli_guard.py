@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -189,7 +190,12 @@ def run_crashing(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])
+            ),
+        },
     )
 
 
@@ -266,10 +272,11 @@ def shape(path: Path) -> tuple[str, bytes | None]:
 
 
 @pytest.fixture(scope="module")
-def output_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from test_output_targets import write_inputs
+def output_inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    from test_output_targets import judge_server, write_inputs
 
-    return write_inputs(tmp_path_factory.mktemp("output-inputs"))
+    with judge_server():
+        yield write_inputs(tmp_path_factory.mktemp("output-inputs"))
 
 
 @pytest.mark.parametrize("name", list(FOLDER_OUTPUTS))

@@ -6,6 +6,7 @@ runs of the CLI; the device nodes are made with mknod (root only)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import lzma
 import os
@@ -128,10 +129,20 @@ KINDS = ["null device", "full device", "fifo", "symlink", "symlink to a symlink"
          "symlink to a new file", "link to /dev/null", "link to /dev/stdout"]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+@contextlib.contextmanager
+def judge_server() -> Iterator[None]:
+    """The judge server of the commands that ask one, in SERVER while the block runs."""
     with serve(Behaviour(responder=judge)) as url:
         SERVER["url"] = url
+        try:
+            yield
+        finally:
+            del SERVER["url"]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with judge_server():
         yield write_inputs(tmp_path_factory.mktemp("inputs"))
 
 

@@ -36,14 +36,15 @@ def interrupted_then_resumed(
         args += ["--concurrency", str(CONCURRENCY)]
         command = [sys.executable, "-m", "pfgen_fast", *args]
         process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
         )
         deadline = time.monotonic() + 120
         while len(behaviour.received) < 80 and process.poll() is None:
             assert time.monotonic() < deadline
             time.sleep(0.005)
         process.send_signal(sig)
-        assert process.wait(60) == (143 if sig == signal.SIGTERM else -sig)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == (143 if sig == signal.SIGTERM else -sig), stderr
         first = [canonical(body) for _, body in behaviour.received]
         again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
         second = [canonical(body) for _, body in behaviour.received[len(first) :]]
