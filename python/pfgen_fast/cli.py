@@ -152,11 +152,12 @@ TERMINATED_LOOP = threading.Event()
 def running_loop() -> Any:
     """The asyncio event loop running in this thread, if any (asyncio is not imported for it:
     a command that never imported it runs no loop)."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
+    # Absent also while asyncio is being imported (the signal may come then).
+    get_running_loop = getattr(sys.modules.get("asyncio"), "get_running_loop", None)
+    if get_running_loop is None:
         return None
     try:
-        return asyncio.get_running_loop()
+        return get_running_loop()
     except RuntimeError:
         return None
 
