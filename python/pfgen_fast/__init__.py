@@ -14,10 +14,13 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pfgen_fast.common.errors import DataError, InputError, PfgenError
-from pfgen_fast.pfgen.data import Question, load_questions
+
+if TYPE_CHECKING:
+    from pfgen_fast.pfgen.data import Question, load_questions
+    from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, build_scorers
 
 __all__ = [
     "DataError",
@@ -32,13 +35,21 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-_SCORER_NAMES = {"QuestionScorer", "ReferenceData", "ScoreArrays", "build_scorers"}
+# Imported when first asked for: the scorer pulls in numpy and the compiled core, and
+# `python -m pfgen_fast` imports this package before its SIGTERM handler is in place.
+_LAZY = {
+    "Question": "pfgen_fast.pfgen.data",
+    "load_questions": "pfgen_fast.pfgen.data",
+    "QuestionScorer": "pfgen_fast.pfgen.scorer",
+    "ReferenceData": "pfgen_fast.pfgen.scorer",
+    "ScoreArrays": "pfgen_fast.pfgen.scorer",
+    "build_scorers": "pfgen_fast.pfgen.scorer",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # The scorer pulls in numpy and the compiled core; commands that need neither stay light.
-    if name in _SCORER_NAMES:
-        from pfgen_fast.pfgen import scorer
+    if name in _LAZY:
+        import importlib
 
-        return getattr(scorer, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pfgen_fast' has no attribute {name!r}")

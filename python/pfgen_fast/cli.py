@@ -117,8 +117,37 @@ def guard_standard_output() -> None:
     )
 
 
+# Set when SIGTERM stopped an event loop by cancelling its tasks (see `on_sigterm`).
+TERMINATED_LOOP = threading.Event()
+
+
+def running_loop() -> Any:
+    """The asyncio event loop running in this thread, if any (asyncio is not imported for it:
+    a command that never imported it runs no loop)."""
+    # Absent also while asyncio is being imported (the signal may come then).
+    get_running_loop = getattr(sys.modules.get("asyncio"), "get_running_loop", None)
+    if get_running_loop is None:
+        return None
+    try:
+        return get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated
+    """Raises Terminated; inside a running event loop (the model-calling commands), where the
+    loop's own callbacks would log and drop the exception and task groups would wrap it, the
+    loop's tasks are cancelled instead, as asyncio.run does on SIGINT: the CancelledError
+    that ends the loop then ends the command as terminated."""
+    loop = running_loop()
+    if loop is None:
+        raise Terminated
+    import asyncio
+
+    TERMINATED_LOOP.set()
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    loop.call_soon_threadsafe(lambda: None)  # wakes the loop from its wait
 
 
 def issue_tracker() -> str:
@@ -215,12 +244,16 @@ def main(argv: list[str] | None = None) -> int:
     if debug:
         argv.remove("--debug")
     in_main_thread = threading.current_thread() is threading.main_thread()
-    if in_main_thread:
-        previous_handler = signal.signal(signal.SIGTERM, on_sigterm)
+    previous_handler = signal.getsignal(signal.SIGTERM) if in_main_thread else None
     previous_stdout = sys.stdout
-    guard_standard_output()
     try:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, on_sigterm)
+        guard_standard_output()
         return run_guarded(argv, debug)
+    except Terminated:  # between the handler and the command, or while an error is shown
+        print("terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     finally:
         # What is left of the output (after an error), then the caller's stream and handler back.
         try:
@@ -254,3 +287,11 @@ def run_guarded(argv: list[str], debug: bool) -> int:
             traceback.print_exc()
         print(unexpected(error, argv), file=sys.stderr)
         return EXIT_ERROR
+    except BaseException as error:  # asyncio's CancelledError is not an Exception
+        asyncio = sys.modules.get("asyncio")
+        if asyncio is None or not TERMINATED_LOOP.is_set():
+            raise
+        if not isinstance(error, asyncio.CancelledError):
+            raise
+        print("terminated", file=sys.stderr)
+        return EXIT_TERMINATED

@@ -9,9 +9,11 @@ import json
 import lzma
 import os
 import random
+import stat
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -334,3 +336,109 @@ def run_with_output(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[s
         env=env,
     )
     return result
+
+
+# Output targets and full disks: every command with an output option (a file: the commands of
+# test_output_targets; a folder: those below), given paths that are not plain new files.
+FOLDER_OUTPUTS = {
+    "plot --out": lambda i, o: ["plot", "--out", o, i / "result/org/model/result.json"],
+    "build-refs --out": lambda i, o: [
+        "build-refs", "--meta", i / "data", "--candidates", i / "candidates.jsonl", "--out", o,
+        "--size", "5", "--pool-size", "10"],
+    "generate --out": lambda i, o: [
+        "generate", "--data", i / "data", "--model", "m", "--mode", "qa", "--base-url",
+        "http://127.0.0.1:9/v1", "--max-retries", "0", "--out", o],
+    "lctg leaderboard --plots": lambda i, o: [
+        "lctg", "leaderboard", i / "lctg-summary-scores.json", "--plots", o],
+    "judge rank --out (a folder)": lambda i, o: [
+        "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--out", o / "rank.csv"],
+}  # fmt: skip
+FOLDER_KINDS = ["null device", "fifo", "regular file", "link to a folder", "link to a file"]
+
+
+def make_folder_target(kind: str, path: Path) -> None:
+    if kind == "null device":
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "regular file":
+        path.write_bytes(b"kept")
+    elif kind == "link to a folder":
+        (path.parent / "folder").mkdir()
+        path.symlink_to("folder")
+    else:
+        (path.parent / "file").write_bytes(b"kept")
+        path.symlink_to("file")
+
+
+def shape(path: Path) -> tuple[str, bytes | None]:
+    mode = os.lstat(path).st_mode
+    kind = stat.S_IFMT(mode)
+    content = path.read_bytes() if stat.S_ISREG(os.stat(path).st_mode) else None
+    return str(kind), content
+
+
+@pytest.fixture(scope="module")
+def output_inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    from test_output_targets import judge_server, write_inputs
+
+    with judge_server():
+        yield write_inputs(tmp_path_factory.mktemp("output-inputs"))
+
+
+@pytest.mark.parametrize("name", list(FOLDER_OUTPUTS))
+def test_folder_outputs_that_are_not_folders_end_in_one_line(
+    name: str, output_inputs: Path, tmp_path: Path
+) -> None:
+    problems = []
+    for kind in FOLDER_KINDS:
+        if kind == "null device" and os.geteuid() != 0:
+            continue
+        place = tmp_path / kind.replace(" ", "-")
+        place.mkdir()
+        out = place / "out"
+        make_folder_target(kind, out)
+        before = shape(out)
+        result = run([str(a) for a in FOLDER_OUTPUTS[name](output_inputs, out)], place)
+        shown = f"{kind}: status {result.returncode}: {result.stderr!r}"
+        if "Traceback" in result.stderr or "error: unexpected" in result.stderr:
+            problems.append(shown)
+        elif kind == "link to a folder":
+            if not out.is_symlink():
+                problems.append(f"{kind}: the link was replaced")
+        elif shape(out) != before:
+            problems.append(f"{kind}: changed from {before} to {shape(out)}")
+        elif result.returncode != 1 or not result.stderr.strip():
+            problems.append(shown)
+    assert not problems, "\n".join(problems)
+
+
+def test_file_outputs_on_a_full_disk_end_in_one_line(output_inputs: Path, tmp_path: Path) -> None:
+    """Every command with an output file, writing to a full tmpfs (root), else to /dev/full
+    through a link: exit 1, the file and "No space left on device" named, nothing left."""
+    from test_output_targets import COMMANDS
+    from test_reply_log_full_disk import FULL, small_disk
+
+    problems = []
+    if os.geteuid() == 0:
+        with small_disk(tmp_path / "disk", free_pages=0) as disk:
+            for number, command in enumerate(COMMANDS):
+                out = disk / f"out{number}{command.suffix}"
+                result = run([str(a) for a in command.argv(output_inputs, out)], tmp_path)
+                named = f"error: {disk}/" in result.stderr  # the output, or a file beside it
+                if (
+                    result.returncode != 1
+                    or f"cannot write: {FULL}" not in result.stderr
+                    or not named
+                ):
+                    problems.append(f"{command.name}: {result.returncode} {result.stderr!r}")
+            problems += [f"left on the disk: {p}" for p in disk.rglob("*.tmp")]
+    for number, command in enumerate(COMMANDS):
+        if not command.any_name:
+            continue
+        out = tmp_path / f"full{number}"
+        out.symlink_to("/dev/full")
+        result = run([str(a) for a in command.argv(output_inputs, out)], tmp_path)
+        if result.returncode != 1 or FULL not in result.stderr or "unexpected" in result.stderr:
+            problems.append(f"{command.name} to /dev/full: {result.returncode} {result.stderr!r}")
+    assert not problems, "\n".join(problems)

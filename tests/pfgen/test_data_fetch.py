@@ -101,3 +101,31 @@ def test_a_missing_archive_is_a_clear_error(server: str, tmp_path):
     result = run_data("fetch", "--url", f"{server}/none.tar.gz", env_cache=tmp_path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr == f"error: {server}/none.tar.gz: download failed: HTTP 404\n"
+
+
+def test_a_destination_that_is_a_link_stays_a_link(server: str, tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "old.txt").write_text("replaced by the fetch")
+    link = tmp_path / "data-link"
+    link.symlink_to("real")
+    fetched = run_data(
+        "fetch", "--url", f"{server}/good.tar.gz", "--dest", link, env_cache=tmp_path
+    )
+    assert fetched.returncode == 0, fetched.stderr
+    assert link.is_symlink() and len(list((tmp_path / "real").glob("Q*.json"))) == 50
+    assert not (tmp_path / "real" / "old.txt").exists()
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo"])
+def test_a_destination_that_is_not_a_folder_is_left_alone(server: str, tmp_path, kind: str):
+    destination = tmp_path / "dest"
+    if kind == "file":
+        destination.write_text("kept")
+    else:
+        os.mkfifo(destination)
+    fetched = run_data(
+        "fetch", "--url", f"{server}/good.tar.gz", "--dest", destination, env_cache=tmp_path
+    )
+    assert fetched.returncode == 1
+    assert fetched.stderr == f"error: {destination}: cannot write: not a directory\n"
+    assert destination.is_fifo() if kind == "fifo" else destination.read_text() == "kept"

@@ -23,6 +23,13 @@ from pfgen_fast.pfgen.generate import RunParameters
 UNREACHABLE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
 
 
+@pytest.fixture(autouse=True)
+def own_response_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's runs have their own response cache: a server of an earlier test on the
+    same port must not answer from it."""
+    monkeypatch.setenv("PFGEN_FAST_CACHE", str(tmp_path / "cache"))
+
+
 def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pfgen_fast", *map(str, args)],

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 import httpx
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.files import temporary_folder
+from pfgen_fast.common.files import output_folder, temporary_folder
 from pfgen_fast.common.http import backoffs, retry_after, retryable
 
 DOWNLOAD_TIMEOUT_SECONDS = 120.0
@@ -103,6 +103,7 @@ def fetch_archive(
     """Downloads a repository archive, extracts the files `place` places into a staging folder
     beside `destination`, checks them with `verify` (a list of problems) and only then puts
     the folder in place of `destination`; on any problem nothing is replaced."""
+    destination = output_folder(destination)
     archive = download(url)
     destination.parent.mkdir(parents=True, exist_ok=True)
     # Named after this process: a later fetch removes what a killed one left.

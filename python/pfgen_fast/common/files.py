@@ -10,9 +10,11 @@ import lzma
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from pfgen_fast.common.errors import InputError, PfgenError
@@ -155,25 +157,74 @@ NEW_FILE_MODE = _new_file_mode()
 _CLEANED: set[tuple[Path, str]] = set()
 
 
+@dataclass(frozen=True)
+class OutputTarget:
+    """Where an output named `path` goes. `file`: the file written, the final target of a
+    symbolic link (so that the link stays a link, and the new file is renamed into place
+    beside its target). `direct`: that file exists and is not a regular file (a character or
+    block device, a FIFO, a socket): it is opened and written in place, with no temporary
+    file, since a rename would replace the device itself."""
+
+    file: Path
+    direct: bool
+
+
+def output_target(path: Path) -> OutputTarget:
+    """How every writer of this module treats `path` (see OutputTarget); a WriteError naming
+    `path` when it cannot be looked at (a loop of symbolic links, a folder not searchable)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:  # a new file, or a link to one
+        return OutputTarget(Path(os.path.realpath(path)), direct=False)
+    except OSError as error:
+        raise WriteError.of(path, error) from None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):  # a folder: the rename says it is one
+        return OutputTarget(Path(os.path.realpath(path)), direct=False)
+    return OutputTarget(path, direct=True)
+
+
+def output_folder(path: Path) -> Path:
+    """Where a folder named `path` is put in place (by a rename): the final target of a
+    symbolic link, so that the link stays a link. A WriteError when `path` exists and is not
+    a folder (a file, a device, a FIFO): it is never replaced."""
+    target = output_target(path)
+    if target.direct or target.file.is_file():
+        raise WriteError(path, "not a directory", errno.ENOTDIR)
+    return target.file
+
+
 @contextmanager
 def replaced_atomically(path: Path) -> Iterator[Path]:
     """A temporary file beside `path` to write, renamed into place when the block ends without
     an error (removed otherwise): readers see the old file or the new one, never a part. The
     file gets the mode of the one it replaces, or that of a newly created file (the temporary
     file's own is private). Failures to create, write or rename it raise WriteError naming
-    `path`; temporary files of `path` that killed processes left are removed first."""
+    `path`; temporary files of `path` that killed processes left are removed first. A symbolic
+    link is followed, and a path that is not a regular file (a device, a FIFO) is given to
+    write as it is: `output_target`."""
     make_parent(path)
+    target = output_target(path)
+    if target.direct:
+        try:
+            yield path
+        except OSError as error:
+            if error.filename != str(path):
+                raise
+            raise WriteError.of(path, error) from None
+        return
+    file = target.file
+    make_parent(file)
     try:
-        mode = path.stat().st_mode & 0o7777
+        mode = file.stat().st_mode & 0o7777
     except OSError:
         mode = NEW_FILE_MODE
-    prefix = f".{path.name}."
-    if (path.parent, prefix) not in _CLEANED:  # once per file and process: folders can be large
-        _CLEANED.add((path.parent, prefix))
-        remove_leftovers(path.parent, prefix)
+    prefix = f".{file.name}."
+    if (file.parent, prefix) not in _CLEANED:  # once per file and process: folders can be large
+        _CLEANED.add((file.parent, prefix))
+        remove_leftovers(file.parent, prefix)
     try:
         handle, name = tempfile.mkstemp(
-            dir=path.parent, prefix=f"{prefix}{os.getpid()}-", suffix=".tmp"
+            dir=file.parent, prefix=f"{prefix}{os.getpid()}-", suffix=".tmp"
         )
     except OSError as error:
         raise WriteError.of(path, error) from None
@@ -188,7 +239,7 @@ def replaced_atomically(path: Path) -> Iterator[Path]:
                 raise
             raise WriteError.of(path, error) from None
         try:
-            os.replace(temporary, path)
+            os.replace(temporary, file)
         except OSError as error:
             raise WriteError.of(path, error) from None
     except BaseException:
@@ -200,6 +251,7 @@ def write_atomically(path: Path, data: bytes) -> None:
     """Writes `data` to `path` through `replaced_atomically` (WriteError if it cannot)."""
     with replaced_atomically(path) as temporary:
         try:
-            temporary.write_bytes(data)
+            with open(temporary, "wb") as out:
+                out.write(data)
         except OSError as error:
             raise WriteError.of(path, error) from None

@@ -47,7 +47,7 @@ import os
 import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sized
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar
@@ -372,13 +372,25 @@ class LLMClient:
             yield log
 
     def write_log(self, log: IO[str] | None, entry: dict[str, Any]) -> None:
+        """Appends the entry as one JSON line, straight to the file (nothing is left in a
+        buffer to fail again when the log is closed). When the line cannot be written whole (a
+        full disk), the part written is cut off again, so that the log keeps whole lines, and
+        the error names the log as every writer does."""
         if log is None:
             return
-        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        data = memoryview((json.dumps(entry, ensure_ascii=False) + "\n").encode())
+        fd = log.fileno()
         try:
-            log.write(line)
-            log.flush()
+            start: int | None = os.lseek(fd, 0, os.SEEK_END)
+        except OSError:  # a FIFO: nothing to cut
+            start = None
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
         except OSError as error:
+            if start is not None:
+                with suppress(OSError):  # a device: nothing to cut
+                    os.ftruncate(fd, start)
             raise PfgenError(f"{self.log_path}: cannot write: {error.strerror or error}") from None
 
     def job(self, index: int, request: ChatRequest | CompletionRequest) -> Job:

@@ -143,7 +143,7 @@ def score_run(
             check_item(scorer, item, where)
         refs = [item["ref"] for item in items]
         preds = [item["pred"] for item in items]
-        scores, aggregate = score_items(scorer, refs, preds, items, options)
+        scores, aggregate = score_items(scorer, refs, preds, items, options, run.wheres)
         for line, score in zip(run.lines, scores, strict=True):
             line[name] = score
         evaluation[name] = aggregate

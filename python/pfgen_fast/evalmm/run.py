@@ -232,11 +232,15 @@ def evaluate(
     evaluation: dict[str, Any] = {}
     for name in metrics:
         scorer = get_scorer(name)
-        for number, item in enumerate(items, 1):
-            check_item(scorer, item, f"item {number} (question_id {item['question_id']!r})")
+        wheres = [
+            f"item {number} (question_id {item['question_id']!r})"
+            for number, item in enumerate(items, 1)
+        ]
+        for where, item in zip(wheres, items, strict=True):
+            check_item(scorer, item, where)
         refs = [item["ref"] for item in items]
         preds = [item["pred"] for item in items]
-        scores, aggregate = score_items(scorer, refs, preds, items, options)
+        scores, aggregate = score_items(scorer, refs, preds, items, options, wheres)
         for line, score in zip(lines, scores, strict=True):
             line[name] = score
         evaluation[name] = aggregate

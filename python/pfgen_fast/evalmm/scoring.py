@@ -10,6 +10,7 @@ from typing import Any
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, require, type_name
 from pfgen_fast.evalmm.scorers import Aggregate, Batch, Options, Scorer
+from pfgen_fast.evalmm.tokenize import TextTooLong
 
 
 @dataclass
@@ -59,8 +60,22 @@ def read_items(path: Path, scorer: Scorer) -> Items:
 
 
 def score_items(
-    scorer: Scorer, refs: list[Any], preds: list[str], docs: list[dict[str, Any]], options: Options
+    scorer: Scorer,
+    refs: list[Any],
+    preds: list[str],
+    docs: list[dict[str, Any]],
+    options: Options,
+    wheres: list[str],
 ) -> tuple[list[Any], Aggregate]:
+    """The items' scores and their aggregate; a text the tokenizer refuses is an InputError
+    naming its item (`wheres`: where each item is, e.g. `file:line`)."""
     batch = Batch(refs, preds, docs, options)
-    scores = scorer.score(batch)
+    try:
+        scores = scorer.score(batch)
+    except TextTooLong as error:
+        for where, ref, pred in zip(wheres, refs, preds, strict=True):
+            field = "pred" if pred == error.text else "ref" if ref == error.text else None
+            if field is not None:
+                raise InputError(f'{where}: field "{field}": {error}') from None
+        raise
     return scores, scorer.aggregate(scores, batch)

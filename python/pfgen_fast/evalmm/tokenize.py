@@ -120,15 +120,42 @@ def nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", WIDTH_FORMS.sub(_nfkc_match, text))
 
 
+class TextTooLong(PfgenError):
+    """A text MeCab refuses to tokenise ("too long sentence": a limit on the lattice of one
+    sentence, reached near a million characters of Japanese, far sooner for a run of Latin
+    letters). llm-jp-eval-mm's tokenizers fail on it too; cutting it would change the tokens
+    near each cut. `text` is the text as given, so that the caller can name its item."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        super().__init__(text, reason)
+        self.text = text
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return (
+            f"MeCab cannot tokenise a text of {len(self.text):,} characters "
+            f"({self.reason.rstrip('.')})"
+        )
+
+
+def mecab_parse(tagger: Any, text: str, given: str) -> str:
+    """`tagger.parse(text)`; TextTooLong (naming `given`, the text before normalisation) when
+    MeCab returns nothing."""
+    parsed = tagger.parse(text)
+    if parsed is None:
+        raise TextTooLong(given, tagger.what() or "no output")
+    return str(parsed)
+
+
 def rouge_parse(text: str, use_neologdn: bool = False) -> str:
     """MeCab's output for the ROUGE-L tokens (tokens separated by whitespace)."""
-    return _unidic_tagger().parse(rouge_normalize(text, use_neologdn))
+    return mecab_parse(_unidic_tagger(), rouge_normalize(text, use_neologdn), text)
 
 
 def bleu_parse(text: str) -> str:
     """MeCab's output for sacrebleu's ja-mecab tokens of a segment (which it right-strips,
     then strips)."""
-    return _ipadic_tagger().parse(text.strip())
+    return mecab_parse(_ipadic_tagger(), text.strip(), text)
 
 
 def rouge_tokens(text: str, use_neologdn: bool = False) -> list[str]:
@@ -144,10 +171,15 @@ def check_neologdn() -> None:
     _require("neologdn")
 
 
-def _parse_range(bounds: tuple[int, int]) -> list[str]:
+def _parse_range(bounds: tuple[int, int]) -> list[str] | TextTooLong:
+    """The outputs of a range of the pending texts, or the text MeCab refused (returned, not
+    raised: the pool then ends as usual, with no worker stopped mid-task)."""
     assert _pending is not None
     parse, texts = _pending
-    return [parse(text) for text in texts[bounds[0] : bounds[1]]]
+    try:
+        return [parse(text) for text in texts[bounds[0] : bounds[1]]]
+    except TextTooLong as error:
+        return error
 
 
 def parse_all(parse: Callable[[str], str], texts: list[str]) -> list[str]:
@@ -167,9 +199,16 @@ def parse_all(parse: Callable[[str], str], texts: list[str]) -> list[str]:
             others = pool.map_async(_parse_range, bounds[1:])
             first = _parse_range(bounds[0])
             parts = [first, *others.get()]
+            pool.close()
+            pool.join()
     finally:
         _pending = None
-    return [output for part in parts for output in part]
+    outputs = []
+    for part in parts:
+        if isinstance(part, TextTooLong):
+            raise part
+        outputs.extend(part)
+    return outputs
 
 
 class ParsedBatch:

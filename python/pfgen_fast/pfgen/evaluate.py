@@ -289,9 +289,9 @@ class Evaluator:
         answers = {q: count for q, count in zip(self._question_ids, counts, strict=True) if count}
         try:
             warnings = self._check_counts(path, answers)
+            config = read_config(path.parent)
         except PfgenError as error:
             return RunOutcome(path, "failed", error=str(error))
-        config = read_config(path.parent)
         return ChunkRun(path, input_hash, config, chunk, index, answers, warnings)
 
     def _parse(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun | RunOutcome:

@@ -1,8 +1,11 @@
 """Generating trials with the published protocol (docs/generation.md): the run's parameters and
 directory, the published OpenAI-compatible runner's requests sent through the shared LLM client
-(concurrently across trials), each trial written atomically once complete (so a run resumes),
-then packed as trials.jsonl.xz. The client's response cache is left off: the trial files are
-what resumes a run, and an empty answer is asked again with the same request."""
+(concurrently across trials), each trial written atomically once complete, then packed as
+trials.jsonl.xz. A run resumes from its finished trial files and, within the others, from the
+client's response cache (every reply is stored as it comes): an interrupted run repeats only
+the calls that were in flight. An empty answer is asked again with the same request, which
+the cache would answer with the same empty reply: those second asks go through a client
+without the cache (`Clients.fresh`), so a resumed run asks them once more."""
 
 from __future__ import annotations
 
@@ -33,6 +36,19 @@ BATCH_PER_CONNECTION = 16
 
 class GenerationError(PfgenError):
     """The server cannot produce the answers (unreachable, refusing, never answering)."""
+
+
+@dataclass(frozen=True)
+class Clients:
+    """The client of a run (`cached`: with the response cache unless --no-cache) and one for
+    the questions asked again after an empty answer (`fresh`: never the cache)."""
+
+    cached: LLMClient
+    fresh: LLMClient
+
+    @property
+    def concurrency(self) -> int:
+        return self.cached.concurrency
 
 
 @dataclass(frozen=True)
@@ -159,28 +175,37 @@ class TrialAnswers:
         self.on_answer = on_answer
         self.on_trial = on_trial
         self.in_progress: dict[int, TrialInProgress] = {}
-        self.again: list[tuple[int, int]] = []  # (trial, question index) to ask once more
+        # (trial, question index, after an empty answer) to ask once more.
+        self.again: list[tuple[int, int, bool]] = []
 
-    def start(self, trial: int) -> list[tuple[int, int]]:
-        """The trial's questions, as (trial, question index)."""
+    def start(self, trial: int) -> list[tuple[int, int, bool]]:
+        """The trial's questions, as (trial, question index, False)."""
         self.in_progress[trial] = TrialInProgress.start(
             self.parameters, self.examples, self.prefix, trial
         )
-        return [(trial, index) for index in range(len(self.examples))]
+        return [(trial, index, False) for index in range(len(self.examples))]
 
-    def ask(self, client: LLMClient, jobs: list[tuple[int, int]]) -> None:
-        """Asks the questions (trial, question index) at once, taking each result as it comes."""
-        requests = [request_for(self.parameters, self.in_progress[t].tasks[i]) for t, i in jobs]
+    def ask(self, clients: Clients, jobs: list[tuple[int, int, bool]]) -> None:
+        """Asks the questions at once, taking each result as it comes: those asked again after
+        an empty answer without the cache, the others through it."""
+        for fresh in (False, True):
+            chosen = [(trial, index) for trial, index, empty in jobs if empty == fresh]
+            if not chosen:
+                continue
+            requests = [
+                request_for(self.parameters, self.in_progress[t].tasks[i]) for t, i in chosen
+            ]
 
-        def take(position: int, result: LLMReply | LLMError) -> None:
-            self.take(*jobs[position], result)
+            def take(position: int, result: LLMReply | LLMError) -> None:
+                self.take(*chosen[position], result)  # noqa: B023 (run before the next loop)
 
-        client.run(requests, on_result=take)
+            (clients.fresh if fresh else clients.cached).run(requests, on_result=take)
 
     def take(self, trial: int, index: int, result: LLMReply | LLMError) -> None:
         """Keeps an answer (handing on the trial once complete), or queues the question again;
         a question left without an answer ANSWER_ATTEMPTS times is an error."""
         state = self.in_progress[trial]
+        failed = isinstance(result, LLMError)
         if isinstance(result, LLMError):
             answer, reason = "", str(result)
         else:
@@ -193,7 +218,7 @@ class TrialAnswers:
                     f"trial {trial}: no answer to {question!r} after "
                     f"{ANSWER_ATTEMPTS} attempts (last: {reason})"
                 )
-            self.again.append((trial, index))
+            self.again.append((trial, index, not failed))
             return
         state.records[index] = {
             "question": state.tasks[index]["question"],
@@ -208,7 +233,7 @@ class TrialAnswers:
 
 def answer_trials(
     parameters: RunParameters,
-    client: LLMClient,
+    clients: Clients,
     examples: list[Example],
     trials: list[int],
     on_answer: Callable[[], None],
@@ -221,12 +246,12 @@ def answer_trials(
     refusing the requests, ends the run with an LLMError."""
     answers = TrialAnswers(parameters, examples, on_answer, on_trial)
     fresh = deque(trials)
-    batch = BATCH_PER_CONNECTION * client.concurrency
+    batch = BATCH_PER_CONNECTION * clients.concurrency
     while answers.again or fresh:
         jobs, answers.again = answers.again, []
         while fresh and len(jobs) < batch:
             jobs += answers.start(fresh.popleft())
-        answers.ask(client, jobs)
+        answers.ask(clients, jobs)
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -259,7 +284,7 @@ def pack_trials(run_dir: Path) -> Path:
 
 def generate(
     parameters: RunParameters,
-    client: LLMClient,
+    clients: Clients,
     examples: list[Example],
     out: Path,
     num_trials: int,
@@ -282,7 +307,7 @@ def generate(
         on_trial()
 
     try:
-        answer_trials(parameters, client, examples, missing, on_answer, finish_trial)
+        answer_trials(parameters, clients, examples, missing, on_answer, finish_trial)
     except (GenerationError, LLMError) as error:
         kept = sum(trial_path(run_dir, t).exists() for t in range(1, num_trials + 1))
         raise GenerationError(

@@ -14,7 +14,6 @@ import contextlib
 import functools
 import hashlib
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import orjson
 from pfgen_fast import _core
 from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast._core.pfgen import KeywordRule
-from pfgen_fast.common.files import cache_dir
+from pfgen_fast.common.files import cache_dir, replaced_atomically
 from pfgen_fast.pfgen.data import Question
 
 CACHE_SWITCH = "PFGEN_FAST_TABLE_CACHE"
@@ -97,13 +96,9 @@ def save_tables(scorer: core_pfgen.QuestionScorer, path: Path) -> None:
     """Writes the tables through a temporary file (no partial file under `path`, even with
     several processes or threads at once), then trims the cache. The cache only saves time:
     a failure to write leaves it as it was."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scorer.save_tables(temporary)
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+        with replaced_atomically(path) as temporary:
+            scorer.save_tables(temporary)
+    except OSError:  # WriteError included
         return
     trim_cache(path)

@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     judge = open_judge(args, [args.metric], log_path)
     try:
         options = options_from_args(args, judge)
-        scores, aggregate = score_items(scorer, items.refs, items.preds, items.lines, options)
+        scores, aggregate = score_items(
+            scorer, items.refs, items.preds, items.lines, options, items.wheres
+        )
     finally:
         if judge is not None:
             judge.close()

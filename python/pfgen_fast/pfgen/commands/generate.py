@@ -19,9 +19,9 @@ from rich.progress import (
 
 from pfgen_fast.common.cli_args import add_data_argument, positive_int
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.llm import LLMClient, add_llm_arguments
+from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
-from pfgen_fast.pfgen.generate import ENGINE, RunParameters, generate
+from pfgen_fast.pfgen.generate import ENGINE, Clients, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's OpenAI-compatible server
@@ -43,7 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         model_flag="--model",
         model_help="model name sent to the server",
         base_url_default=DEFAULT_BASE_URL,
-        cache=False,
     )
     parser.add_argument(
         "--mode",
@@ -90,14 +89,16 @@ def run(args: argparse.Namespace) -> int:
     if args.num_examples < 0:
         raise InputError(f"--num-examples {args.num_examples}: must not be negative")
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
-    # No response cache: the trial files resume a run, and an empty answer is asked again.
-    client = LLMClient(
-        args.base_url,
-        args.model,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-        cache_path=None,
+    clients = Clients(
+        client_from_args(args, log_path=None),
+        LLMClient(
+            args.base_url,
+            args.model,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            cache_path=None,
+        ),
     )
     examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
     parameters = RunParameters(
@@ -136,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
         completed = max(progress.tasks[0].completed, trials_done * len(examples))
         progress.update(task, trials=trials_done, completed=completed)
 
-    with progress, client:
+    with progress, clients.cached, clients.fresh:
         run_dir = generate(
-            parameters, client, examples, Path(args.out), args.num_trials, on_answer, on_trial
+            parameters, clients, examples, Path(args.out), args.num_trials, on_answer, on_trial
         )
     console.print(f"wrote {escape(str(run_dir / 'trials.jsonl.xz'))}")
     return 0
