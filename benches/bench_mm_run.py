@@ -135,11 +135,14 @@ def main() -> None:
         work = Path(scratch)
         size = make_dataset(work / "dataset", args.items)
         print(f"{args.items} items, 640x480 JPEG images, {size / 1e6:.0f} MB of image data")
+        # The stand-in imports the tests' shared server code from tests/.
+        server_env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
         server = subprocess.Popen(
             [sys.executable, str(ROOT / "tests" / "evalmm" / "vlm_server.py"), "--quick"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env=server_env,
         )
         try:
             assert server.stdout is not None

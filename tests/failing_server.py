@@ -5,11 +5,12 @@ number of retries)."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from openai_server import serve_handler
 
 FAILURE_MODES = ("http-500", "timeout", "bad-json", "html", "no-choices", "dropped", "429")
 # How long the "timeout" mode waits before answering: longer than the client's --timeout.
@@ -63,19 +64,8 @@ def make_handler(mode: str) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class Server(ThreadingHTTPServer):
-    request_queue_size = 128
-    daemon_threads = True
-
-
 @contextmanager
 def serve_failing(mode: str) -> Iterator[str]:
     """The base URL (…/v1) of a server failing in `mode` while the block runs."""
-    server = Server(("127.0.0.1", 0), make_handler(mode))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(make_handler(mode)) as url:
+        yield url

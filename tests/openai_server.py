@@ -202,7 +202,15 @@ class Server(ThreadingHTTPServer):
 @contextmanager
 def serve(behaviour: Behaviour) -> Iterator[str]:
     """The server's base URL (…/v1) while the block runs."""
-    server = Server(("127.0.0.1", 0), make_handler(behaviour))
+    with serve_handler(make_handler(behaviour)) as url:
+        yield url
+
+
+@contextmanager
+def serve_handler(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A server on 127.0.0.1 answering with `handler`: its base URL (…/v1) while the block
+    runs (the test servers of the model client, the judges and the vision models)."""
+    server = Server(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -21,14 +21,13 @@ from pathlib import Path
 import pytest
 from openai_server import Behaviour, Reply, serve
 
-from cli_runner import ROOT, run_cli
+import published
+from cli_runner import run_cli
 
 QUESTION = "架空の島の天気を教えて。"
 NULL_DEVICE = os.makedev(1, 3)
 FULL_DEVICE = os.makedev(1, 7)
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-BENCH = Path(os.environ.get("PFGEN_BENCH_DIR") or ROOT.parent / "shared" / "pfgen-bench")
-EVALMM_DIR = Path(os.environ.get("EVALMM_DIR") or ROOT.parent / "shared" / "llm-jp-eval-mm")
 # The judge server of the commands that ask one (set by the `inputs` fixture).
 SERVER: dict[str, str] = {}
 
@@ -39,10 +38,6 @@ def judge(path: str, request: dict[str, object]) -> Reply:
     if "Assistant's Answer" in prompt:
         return Reply(text=f"Rating: [[{1 + len(prompt) % 10}]]")
     return Reply(text="4")
-
-
-def published_runs() -> list[Path]:
-    return sorted(p.parent for p in (BENCH / "result").glob("**/trials.jsonl.xz"))[:2]
 
 
 def write_inputs(root: Path) -> Path:
@@ -92,6 +87,11 @@ class Command:
     suffix: str
     argv: Callable[[Path, Path], list[str | Path]]
     any_name: bool = False
+    # The published files the command reads (tests/published.py's names).
+    needs: tuple[str, ...] = ()
+
+    def usable(self) -> bool:
+        return all(published.locate(name) is not None for name in self.needs)
 
 
 COMMANDS = [
@@ -116,12 +116,14 @@ COMMANDS = [
     Command("judge rank --out", ".csv", lambda i, o: [
         "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--out", o]),
     Command("judge pointwise --plot", ".svg", lambda i, o: [
-        "judge", "pointwise", *published_runs(), "--data", BENCH / "data", "--trials", "1",
-        "--base-url", SERVER["url"], "--judge-model", "judge", "--plot", o]),
+        "judge", "pointwise", *published.published_runs()[:2], "--data",
+        published.require(published.CHECKOUT) / "data", "--trials", "1",
+        "--base-url", SERVER["url"], "--judge-model", "judge", "--plot", o],
+        needs=(published.CHECKOUT,)),
     Command("mm score --judge-log", ".jsonl", lambda i, o: [
-        "mm", "score", "--metric", "llm-as-a-judge", i / "mm.jsonl", "--evalmm-dir", EVALMM_DIR,
-        "--base-url", SERVER["url"], "--judge-model", "judge", "--no-cache", "--judge-log", o],
-        any_name=True),
+        "mm", "score", "--metric", "llm-as-a-judge", i / "mm.jsonl", "--evalmm-dir",
+        published.evalmm_dir(), "--base-url", SERVER["url"], "--judge-model", "judge",
+        "--no-cache", "--judge-log", o], any_name=True, needs=(published.EVALMM,)),
 ]  # fmt: skip
 # The machine's /dev/null and /dev/stdout are only reached through a link: a regression must
 # not replace them.
@@ -239,6 +241,8 @@ def kinds_for(command: Command) -> list[str]:
 def test_output_paths_are_written_through_never_replaced(
     command: Command, inputs: Path, tmp_path: Path
 ) -> None:
+    for name in command.needs:
+        published.require(name)
     problems = []
     for number, kind in enumerate(kinds_for(command)):
         place = tmp_path / str(number)

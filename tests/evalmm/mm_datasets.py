@@ -15,6 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
+from pfgen_fast.evalmm.task_items import BLINK_CONFIGS
+
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 Columns = dict[str, list[Any]]
 
@@ -332,24 +334,6 @@ def ai2d(folder: Path) -> Path:
         "image": [make_image(100), make_image(101, fmt="JPEG")],
     }
     return write_repo(folder, {"default": {"test": columns}}, images=("image",))
-
-
-BLINK_CONFIGS = [
-    "Art_Style",
-    "Counting",
-    "Forensic_Detection",
-    "Functional_Correspondence",
-    "IQ_Test",
-    "Jigsaw",
-    "Multi-view_Reasoning",
-    "Object_Localization",
-    "Relative_Depth",
-    "Relative_Reflectance",
-    "Semantic_Correspondence",
-    "Spatial_Relation",
-    "Visual_Correspondence",
-    "Visual_Similarity",
-]
 
 
 def blink(folder: Path) -> Path:

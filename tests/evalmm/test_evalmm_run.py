@@ -196,7 +196,7 @@ def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
         while len(vlm.seen) < 10 and time.monotonic() < deadline:
             time.sleep(0.02)
         process.send_signal(signal.SIGKILL)
-        process.wait()
+        process.communicate()
         asked_before = len(vlm.seen)
         assert asked_before < 30
         resumed = mm_run(url, data, out, "--concurrency", "2")

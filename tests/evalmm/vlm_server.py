@@ -19,8 +19,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from openai_server import serve_handler
 
 REFUSAL = "this model does not take image input"
 QUICK_REPLY = {
@@ -126,22 +128,11 @@ def make_handler(vlm: VLM) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class Server(ThreadingHTTPServer):
-    request_queue_size = 128
-    daemon_threads = True
-
-
 @contextmanager
 def serve(vlm: VLM) -> Iterator[str]:
     """The stand-in's base URL (…/v1) while the block runs."""
-    server = Server(("127.0.0.1", 0), make_handler(vlm))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(make_handler(vlm)) as url:
+        yield url
 
 
 def main() -> None:

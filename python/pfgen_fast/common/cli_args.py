@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from pfgen_fast.common.cpus import usable_cpus
+from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import expand_paths
 
 
@@ -85,6 +86,18 @@ def non_negative_float(text: str) -> float:
     if not value >= 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number of at least 0")
     return value
+
+
+def paths_by_task(values: list[str], option: str, placeholder: str) -> dict[str, Path]:
+    """`TASK=PATH` values of a repeated option, by task; a value of another form is an error
+    naming the option and the form (`placeholder`: FILE or DIR)."""
+    paths = {}
+    for value in values:
+        task, separator, path = value.partition("=")
+        if not separator or not task or not path:
+            raise PfgenError(f"{option} {value!r}: expected TASK={placeholder}")
+        paths[task] = Path(path)
+    return paths
 
 
 def add_jobs_argument(parser: argparse.ArgumentParser) -> None:

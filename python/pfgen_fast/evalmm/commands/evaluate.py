@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pfgen_fast.common.cli_args import paths_by_task
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     """Scores every run; a run that cannot be scored is reported (one line) and skipped."""
     from pfgen_fast.evalmm import evaluate
 
-    docs = docs_by_task(args.docs)
+    docs = paths_by_task(args.docs, "--docs", "FILE")
     folders = evaluate.find_runs(args.result_dir)
     runs, failed = [], 0
     for folder in folders:
@@ -76,13 +77,3 @@ def run(args: argparse.Namespace) -> int:
     )
     show_leaderboard(results, args.table)
     return 1 if failed or status else 0
-
-
-def docs_by_task(values: list[str]) -> dict[str, Path]:
-    docs = {}
-    for value in values:
-        task, separator, path = value.partition("=")
-        if not separator or not task or not path:
-            raise PfgenError(f"--docs {value!r}: expected TASK=FILE")
-        docs[task] = Path(path)
-    return docs

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.cli_args import paths_by_task
 from pfgen_fast.site.build import write_site
 from pfgen_fast.site.data import Inputs, collect
 
@@ -58,18 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", default="pfgen_fast results", help="the page's title")
 
 
-def mm_data(values: list[str]) -> dict[str, Path]:
-    found = {}
-    for value in values:
-        task, separator, folder = value.partition("=")
-        if not separator or not task or not folder:
-            raise PfgenError(f"--mm-data {value}: expected TASK=DIR")
-        found[task] = Path(folder)
-    return found
-
-
 def run(args: argparse.Namespace) -> int:
-    inputs = Inputs(args.pfgen, args.lctg, args.mm, mm_data(args.mm_data), args.judge)
+    inputs = Inputs(
+        args.pfgen, args.lctg, args.mm, paths_by_task(args.mm_data, "--mm-data", "DIR"), args.judge
+    )
     inputs.check()
     collected = write_site(args.out, args.title, lambda work: collect(inputs, work))
     for warning in collected.warnings:
