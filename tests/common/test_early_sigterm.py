@@ -5,7 +5,6 @@ window left, as for any Python program."""
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import ROOT
+import published
 
 TRIES = 40
 # The delays after the handler is in place, spread over the start-up (imports, argument
@@ -67,13 +66,13 @@ def sigterm_caught(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 def test_many_early_sigterms_exit_143(tmp_path: Path) -> None:
-    bench = Path(os.environ.get("PFGEN_BENCH_DIR") or ROOT.parent / "shared" / "pfgen-bench")
+    data = published.require(published.PFGEN_DATA)
     # A server that takes connections and never answers: `generate` waits for it.
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(64)
     url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
-    argv = [sys.executable, "-m", "pfgen_fast", "generate", "--data", str(bench / "data"),
+    argv = [sys.executable, "-m", "pfgen_fast", "generate", "--data", str(data),
             "--model", "m", "--mode", "qa", "--base-url", url, "--out", str(tmp_path)]  # fmt: skip
     outcomes = []
     try:

@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 from openai_server import Behaviour, Reply, serve
 
-from cli_runner import ROOT, run_cli
+import published
+from cli_runner import run_cli
 
-LCTG_DIR = Path(os.environ.get("LCTG_BENCH_DIR") or ROOT.parent / "shared" / "lctg-bench")
-EVALMM_DIR = Path(os.environ.get("EVALMM_DIR") or ROOT.parent / "shared" / "llm-jp-eval-mm")
 FULL = "No space left on device"
 
 
@@ -27,8 +26,9 @@ def answer(path: str, request: dict[str, Any]) -> Reply:
 
 
 def generate_args(base_url: str, out: Path) -> list[str | Path]:
-    return ["lctg", "generate", "--task", "pros_and_cons", "--data", LCTG_DIR, "--base-url",
-            base_url, "--model", "demo-7b", "--out", out, "--concurrency", "4"]  # fmt: skip
+    return ["lctg", "generate", "--task", "pros_and_cons", "--data", published.lctg_dir(),
+            "--base-url", base_url, "--model", "demo-7b", "--out", out,
+            "--concurrency", "4"]  # fmt: skip
 
 
 def check_failed_on(result: subprocess.CompletedProcess[str], log: Path) -> None:
@@ -88,7 +88,7 @@ def test_lctg_eval_out_on_a_full_disk(tmp_path: Path) -> None:
         log = out / "lctg-pros_and_cons-replies.jsonl"
         log.symlink_to("/dev/full")
         result = run_cli(
-            "lctg", "eval", "--task", "pros_and_cons", "--data", LCTG_DIR,
+            "lctg", "eval", "--task", "pros_and_cons", "--data", published.lctg_dir(),
             tmp_path / "gen" / "generated_result_v1.jsonl", "--out", out,
             "--base-url", base_url, "--judge-model", "judge", "--concurrency", "4",
         )  # fmt: skip
@@ -103,7 +103,8 @@ def test_mm_judge_log_on_a_full_disk(tmp_path: Path) -> None:
     log.symlink_to("/dev/full")
     with serve(Behaviour(responder=lambda path, request: Reply("4"))) as base_url:
         result = run_cli(
-            "mm", "score", "--metric", "llm-as-a-judge", items, "--evalmm-dir", EVALMM_DIR,
-            "--base-url", base_url, "--judge-model", "judge", "--judge-log", log,
+            "mm", "score", "--metric", "llm-as-a-judge", items,
+            "--evalmm-dir", published.evalmm_dir(), "--base-url", base_url,
+            "--judge-model", "judge", "--judge-log", log,
         )  # fmt: skip
     check_failed_on(result, log)

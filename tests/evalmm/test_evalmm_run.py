@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -22,9 +21,9 @@ import pytest
 from PIL import Image
 from vlm_server import REFUSAL, VLM, serve
 
-from cli_runner import ROOT, run_cli
+import published
+from cli_runner import run_cli
 
-EVALMM_DIR = Path(os.environ.get("EVALMM_DIR", ROOT.parent / "shared" / "llm-jp-eval-mm"))
 TASK = "ja-vlm-bench-in-the-wild"
 MULTI = "ja-multi-image-vqa"
 IMAGE_COLUMN = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -103,7 +102,7 @@ def mm_run(url: str | list[str], data: Path, out: Path, *extra: Any, task: str =
 
 def original_result_schema() -> Any:
     """llm-jp-eval-mm's own reader of result folders (a module of the standard library only)."""
-    path = EVALMM_DIR / "src" / "eval_mm" / "result_schema.py"
+    path = published.evalmm_dir() / "src" / "eval_mm" / "result_schema.py"
     spec = importlib.util.spec_from_file_location("original_result_schema", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -404,7 +403,7 @@ def test_default_metrics_with_a_judge_on_its_own_server(tmp_path: Path) -> None:
         done = run_cli(
             "mm", "run", "--task", TASK, "--model", "m", "--base-url", url, "--data", data,
             "--out", tmp_path / "r", "--judge-model", "judge", "--judge-base-url", judge_url,
-            "--evalmm-dir", EVALMM_DIR, cwd=tmp_path,
+            "--evalmm-dir", published.evalmm_dir(), cwd=tmp_path,
         )  # fmt: skip
     assert "--judge-base-url and --judge-model" in one_line_error(without)
     assert done.returncode == 0, done.stderr
