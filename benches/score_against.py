@@ -5,9 +5,10 @@ REV is exported with `git archive` and installed into a scratch virtual environm
 this interpreter's packages (numpy, polars, maturin, ...) but has its own `pfgen_fast`; both are
 kept under `$PFGEN_FAST_CACHE/bench-revisions/<commit>/` so that the next comparison with the
 same revision does not build it again. Each side has its own table cache, filled by a run that
-is not timed. The outputs must be byte-identical: `--legacy-sum` is passed to this checkout,
-and to REV too when its `score` knows the option (a revision from before the compensated sum
-adds left to right without it)."""
+is not timed. The outputs are compared line by line: `--legacy-sum` is passed to this
+checkout, and to REV too when its `score` knows the option (a revision from before the
+compensated sum adds left to right without it); the lines that differ are counted and the
+exit status is then 1, after the timings."""
 
 from __future__ import annotations
 
@@ -135,19 +136,26 @@ def compare(
         outputs = {side.name: work / f"out-{index}.jsonl" for index, side in enumerate(sides)}
         for side in sides:
             run_score(side, data_dir, answers_path, outputs[side.name])
-        if outputs[sides[0].name].read_bytes() != outputs[sides[1].name].read_bytes():
-            print("error: the two revisions' outputs differ", file=sys.stderr)
-            return 1
+        differing = differing_lines(outputs[sides[0].name], outputs[sides[1].name])
         print(
             f"{len(chosen):,} published answers in trials order; one core (cpu {CPU}); "
-            f"outputs equal; load average {os.getloadavg()[0]:.1f}"
+            f"load average {os.getloadavg()[0]:.1f}"
         )
+        if differing:
+            print(
+                f"outputs DIFFER in {len(differing)} of {len(chosen):,} lines "
+                f"(line {differing[0]} first); timing them all the same"
+            )
+        else:
+            print("outputs equal")
         times: dict[str, list[float]] = {side.name: [] for side in sides}
         cpu_times: dict[str, list[float]] = {side.name: [] for side in sides}
         for round_number in range(rounds):
             order = sides if round_number % 2 == 0 else sides[::-1]
             for side in order:
-                times[side.name].append(run_score(side, data_dir, answers_path, outputs[side.name]))
+                wall, cpu = run_score(side, data_dir, answers_path, outputs[side.name])
+                times[side.name].append(wall)
+                cpu_times[side.name].append(cpu)
     for side in sides:
         best, median = min(times[side.name]), statistics.median(times[side.name])
         print(
@@ -162,4 +170,13 @@ def compare(
     print(f"  wall, median      {median_ratio:.3f}")
     print(f"  CPU time, best    {min(cpu_times[other]) / min(cpu_times[this]):.3f}")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-    return 0
+    return 1 if differing else 0
+
+
+def differing_lines(first: Path, second: Path) -> list[int]:
+    """The numbers (from 1) of the lines where two outputs differ; a missing line differs."""
+    ones, twos = first.read_bytes().splitlines(), second.read_bytes().splitlines()
+    length = max(len(ones), len(twos))
+    ones += [b""] * (length - len(ones))
+    twos += [b""] * (length - len(twos))
+    return [number for number, (a, b) in enumerate(zip(ones, twos, strict=True), 1) if a != b]
