@@ -6,12 +6,12 @@ its peak memory. Target: a 4,000-item task with 640×480 images at >= 300 items/
     PYTHONPATH=python python3 benches/bench_mm_run.py [--items 4000] [--concurrency 8]
 
 Builds a local copy of ja-vlm-bench-in-the-wild's repository (JPEG images, as most datasets
-store them) in a temporary folder, starts tests/evalmm/vlm_server.py --quick in its own
-process, then times `python -m pfgen_fast mm run --inference-only` (fresh cache), the same run
-again (every reply cached), and a baseline: the original's API adapter path (each image
-decoded and re-saved as JPEG, one request at a time) on the first 400 items. On a shared
-machine the wall-clock rate follows the load; the rate per CPU second of the client says what
-it sustains on a core of its own."""
+store them) in a temporary folder, starts `benches/mm_stand_in.py` (one asyncio loop that
+reads each request and answers at once) in its own process, then times `python -m pfgen_fast
+mm run --inference-only` (fresh cache), the same run again (every reply cached), and a
+baseline: the original's API adapter path (each image decoded and re-saved as JPEG, one
+request at a time) on the first 400 items. On a shared machine the wall-clock rate follows
+the load; the rate per CPU second of the client says what it sustains on a core of its own."""
 
 from __future__ import annotations
 
@@ -135,14 +135,11 @@ def main() -> None:
         work = Path(scratch)
         size = make_dataset(work / "dataset", args.items)
         print(f"{args.items} items, 640x480 JPEG images, {size / 1e6:.0f} MB of image data")
-        # The stand-in imports the tests' shared server code from tests/.
-        server_env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
         server = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "evalmm" / "vlm_server.py"), "--quick"],
+            [sys.executable, str(Path(__file__).with_name("mm_stand_in.py"))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env=server_env,
         )
         try:
             assert server.stdout is not None

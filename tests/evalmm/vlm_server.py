@@ -1,20 +1,14 @@
 """A vision-language model stand-in on 127.0.0.1: an OpenAI-compatible `/chat/completions`
 that records each request (its text, the decoded size and type of each image, the order, the
-parameters) and answers deterministically. On demand it fails every request (HTTP 500),
-refuses images (HTTP 400, as a text-only model's server does) or answers at once without
-reading (`quick`, for the benchmark).
-
-Run alone (`python tests/evalmm/vlm_server.py [--quick]`) it prints its base URL and serves
-until stopped."""
+parameters) and answers deterministically. On demand it fails every request (HTTP 500) or
+refuses images (HTTP 400, as a text-only model's server does)."""
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import io
 import json
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,10 +19,6 @@ from typing import Any
 from openai_server import serve_handler
 
 REFUSAL = "this model does not take image input"
-QUICK_REPLY = {
-    "object": "chat.completion",
-    "choices": [{"index": 0, "message": {"role": "assistant", "content": "答え"}}],
-}
 
 
 @dataclass
@@ -46,12 +36,11 @@ class Seen:
 @dataclass
 class VLM:
     """What the stand-in does: `fail` answers HTTP 500, `refuse_images` HTTP 400 to a request
-    with an image, `quick` answers every request at once without reading or recording it;
-    `answer(text)` decides the reply (default: a digest of the text and the image sizes)."""
+    with an image; `answer(text)` decides the reply (default: a digest of the text and the
+    image sizes)."""
 
     fail: bool = False
     refuse_images: bool = False
-    quick: bool = False
     answer: Callable[[str], str] | None = None
     seen: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -93,9 +82,6 @@ def make_handler(vlm: VLM) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
             data = self.rfile.read(int(self.headers["Content-Length"]))
-            if vlm.quick:  # the benchmark's server: no parsing, the same answer to all
-                self.reply(200, QUICK_REPLY)
-                return
             request = json.loads(data)
             message = request["messages"][-1]  # a judge's request may start with a system one
             content = message["content"]
@@ -133,16 +119,3 @@ def serve(vlm: VLM) -> Iterator[str]:
     """The stand-in's base URL (…/v1) while the block runs."""
     with serve_handler(make_handler(vlm)) as url:
         yield url
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="neither decode nor record images")
-    args = parser.parse_args()
-    with serve(VLM(quick=args.quick)) as url:
-        print(url, flush=True)
-        sys.stdin.read()  # serve until stdin closes
-
-
-if __name__ == "__main__":
-    main()
