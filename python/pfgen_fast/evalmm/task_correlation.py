@@ -138,8 +138,8 @@ def draw_dendrogram(axes: object, names: list[str], merges: list[Merge], red: li
     for label, leaf in zip(labels, order, strict=True):
         if red[leaf]:
             label.set_color("red")
-    axes.set_ylabel("距離（1 - スピアマン相関）")  # type: ignore[attr-defined]
-    axes.set_title("相関行列に基づくタスク階層クラスタリング", fontweight="bold")  # type: ignore[attr-defined]
+    axes.set_ylabel("distance (1 − Spearman's ρ)")  # type: ignore[attr-defined]
+    axes.set_title("Tasks clustered by their correlation (average linkage)", fontweight="bold")  # type: ignore[attr-defined]
 
 
 def japanese_font() -> str | None:
@@ -178,12 +178,12 @@ def plot_task_correlation(board: Board, path: Path) -> None:
         [math.nan if j > i or value is None else value for j, value in enumerate(row)]
         for i, row in enumerate(matrix)
     ]
-    image = heat.imshow(shown, cmap="RdBu_r", vmin=0, vmax=1)
+    image = heat.imshow(shown, cmap="RdBu_r", vmin=-1, vmax=1)
     for i in range(count):
         for j in range(i + 1):
             if matrix[i][j] is not None:
                 value = matrix[i][j]
-                ink = "white" if value is not None and abs(value - 0.5) > 0.3 else "black"
+                ink = "white" if value is not None and abs(value) > 0.6 else "black"
                 heat.text(j, i, f"{value:.2f}", ha="center", va="center", color=ink,
                           fontsize=9, fontweight="bold")  # fmt: skip
     heat.set_xticks(range(count))
@@ -198,8 +198,8 @@ def plot_task_correlation(board: Board, path: Path) -> None:
     if 0 < english_count < count:
         heat.axvline(english_count - 0.5, color="black", linestyle=":", linewidth=1)
         heat.axhline(english_count - 0.5, color="black", linestyle=":", linewidth=1)
-    heat.set_title("タスク間の相関行列（スピアマン）", fontweight="bold")
-    figure.colorbar(image, ax=heat, shrink=0.8, label="スピアマン相関")
+    heat.set_title("Spearman's ρ between tasks, over the models", fontweight="bold")
+    figure.colorbar(image, ax=heat, shrink=0.8, label="Spearman's ρ")
     draw_dendrogram(tree, names, average_linkage(distance), [not e for e in english])
     figure.tight_layout()
     write_figure(figure, path, path.suffix.lstrip(".") or "png")
