@@ -18,6 +18,7 @@ import polars as pl
 MM_TASK = "ja-vg-vqa-500"
 MM_MODELS = ("org/vlm-small", "org/vlm-large")
 MM_ANSWER = "赤いりんごが二つあります"  # the large model's answer to item q2
+MM_REVISION = "aa13b70cd939faa1783187a752be2c0ca0d8303b"  # recorded in run_info.json
 LCTG_ANSWER = "新商品のお茶は香りが豊かで、毎日の休憩にぴったりです。"
 JUDGE_REPLY = "回答Aのほうが正確です。[[A]]"
 PFGEN_RUNS = (
@@ -80,6 +81,8 @@ def make_mm(root: Path) -> tuple[Path, Path]:
             "result_dir": str(folder),
         }
         (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+        run_info = {"dataset": "SakanaAI/JA-VG-VQA-500", "dataset_revision": MM_REVISION}
+        (folder / "run_info.json").write_text(json.dumps(run_info), encoding="utf-8")
     dataset = root / "mm-dataset"
     (dataset / "data").mkdir(parents=True)
     frame = pl.DataFrame(

@@ -13,6 +13,7 @@ import pytest
 from site_inputs import (
     LCTG_ANSWER,
     MM_ANSWER,
+    MM_REVISION,
     MM_TASK,
     PFGEN_RUNS,
     bench_dir,
@@ -68,6 +69,7 @@ def test_the_site_holds_every_benchmark(inputs: dict[str, Path], tmp_path: Path)
     for run in PFGEN_RUNS:
         assert f'data-run="{run}"' in index
     assert 'data-run="ja-vg-vqa-500/org__vlm-large"' in index
+    assert MM_REVISION in index  # a run's settings: its manifest and run_info.json
     assert "<title>結果の一覧</title>" in index
     pages = {p.name: p.read_text(encoding="utf-8") for p in (out / "runs").glob("*.js")}
     assert len(pages) == 3 + 1 + 2 + 1

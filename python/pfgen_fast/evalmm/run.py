@@ -5,9 +5,10 @@ their metrics, leaving the original's result folder `OUT/<task>/<model>/`:
   Task's prompt, `<image>` tags included, as the original records it) and one key per metric
   (none with `--inference-only`);
 * `evaluation.jsonl`: one line, metric → aggregate;
-* `manifest.json`: the original's fields (`schema_version`, `model_id`, `task_id`, `metrics`,
-  `created_at`, `result_dir`) plus `dataset`, `dataset_revision`, `split`, `generation` (the
-  settings) and `pfgen_fast_version`;
+* `manifest.json`: the original's fields only (`schema_version`, `model_id`, `task_id`,
+  `metrics`, `created_at`, `result_dir`): its reader takes no other key;
+* `run_info.json`: what pfgen_fast adds: `dataset`, `dataset_revision`, `split`, `data_dir`,
+  `generation` (the settings) and `pfgen_fast_version`;
 * `error_message.jsonl`: `{"question_id", "error"}` per failed item, only when some failed (the
   original's browser takes its presence as a failed run).
 
@@ -41,6 +42,7 @@ from pfgen_fast.evalmm.scoring import check_item, score_items
 from pfgen_fast.evalmm.tasks import TaskImage, TaskInfo, TaskItem, iter_items, task_info
 
 MANIFEST = "manifest.json"
+RUN_INFO = "run_info.json"
 ERRORS = "error_message.jsonl"
 SCHEMA_VERSION = "1.0"  # the original's result_schema
 # The original's runner stops a task when more than this share of its items failed.
@@ -52,7 +54,7 @@ MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "
 
 @dataclass(frozen=True)
 class Generation:
-    """The generation settings sent with every request (recorded in the manifest)."""
+    """The generation settings sent with every request (recorded in run_info.json)."""
 
     max_tokens: int = 256
     temperature: float = 0.0
@@ -247,7 +249,8 @@ def evaluate(
     return lines, evaluation
 
 
-def manifest(run: TaskRun, info: TaskInfo, metrics: list[str]) -> dict[str, Any]:
+def manifest(run: TaskRun, metrics: list[str]) -> dict[str, Any]:
+    """manifest.json as the original writes it: its RunManifest takes no other key."""
     return {
         "schema_version": SCHEMA_VERSION,
         "model_id": run.model,
@@ -255,6 +258,12 @@ def manifest(run: TaskRun, info: TaskInfo, metrics: list[str]) -> dict[str, Any]
         "metrics": metrics,
         "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "result_dir": str(run.folder),
+    }
+
+
+def run_info(run: TaskRun, info: TaskInfo) -> dict[str, Any]:
+    """run_info.json: the dataset, its revision and the settings the predictions were made with."""
+    return {
         "dataset": info.dataset,
         "dataset_revision": info.revision,
         "split": info.split,
@@ -291,8 +300,8 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> dict[str, Any
     write_atomically(folder / PREDICTIONS, b"".join(dumps_line(line) for line in lines))
     if not run.inference_only:
         write_atomically(folder / EVALUATION, dumps_line(evaluation))
-    text = orjson.dumps(manifest(run, info, metrics), option=orjson.OPT_INDENT_2)
-    write_atomically(folder / MANIFEST, text + b"\n")
+    for name, content in ((RUN_INFO, run_info(run, info)), (MANIFEST, manifest(run, metrics))):
+        write_atomically(folder / name, orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
     failed = f", {len(errors)} failed" if errors else ""
     print(f"{run.task}: {len(predictions)} items{failed} -> {folder}", file=sys.stderr)
     return None if run.inference_only else evaluation

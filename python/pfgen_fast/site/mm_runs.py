@@ -30,7 +30,8 @@ def item_score(value: Any) -> Any:
 
 
 def read_folder(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
-    """The predictions, the evaluation's metrics and the manifest of one result folder."""
+    """The predictions, the evaluation's metrics and the run's settings of one result folder
+    (its manifest.json, with the run_info.json pfgen_fast writes beside it)."""
     predictions = [line.value for line in iter_json_lines(folder / "prediction.jsonl")]
     evaluation: dict[str, Any] = {}
     path = folder / "evaluation.jsonl"
@@ -38,9 +39,10 @@ def read_folder(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any], dic
         lines = list(iter_json_lines(path))
         if lines:
             evaluation = lines[0].value
-    manifest = (
-        read_json_object(folder / "manifest.json") if (folder / "manifest.json").is_file() else {}
-    )
+    manifest: dict[str, Any] = {}
+    for name in ("manifest.json", "run_info.json"):
+        if (folder / name).is_file():
+            manifest.update(read_json_object(folder / name))
     return predictions, evaluation, manifest
 
 
