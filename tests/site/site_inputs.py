@@ -1,7 +1,7 @@
 """Small inputs for the site, in the formats pfgen_fast's commands write: an llm-jp-eval-mm
-result folder (two models of one task) with a parquet dataset of Pillow-drawn images, an
-`lctg eval --out` folder, and a `judge pairwise --out` folder with the ranking `judge rank`
-makes of it (the real command)."""
+result folder (models of one task, two unless told) with a parquet dataset of Pillow-drawn
+images, an `lctg eval --out` folder, and a `judge pairwise --out` folder with the ranking
+`judge rank` makes of it (the real command)."""
 
 from __future__ import annotations
 
@@ -45,16 +45,21 @@ def png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:
     return buffer.getvalue()
 
 
-def make_mm(root: Path) -> tuple[Path, Path]:
+def mm_text(number: int, model: str, qid: str) -> str:
+    """The answer of the `number`th model to item `qid`: each model's answers its own."""
+    return MM_ANSWER if (number, qid) == (1, "q2") else f"{model} の答え {qid}"
+
+
+def make_mm(root: Path, models: tuple[str, ...] = MM_MODELS) -> tuple[Path, Path]:
     """The result folder and the task's dataset folder (Hub layout: data/*.parquet)."""
     results = root / "mm-results"
     questions = {"q1": "この写真には何が写っていますか？", "q2": "りんごはいくつありますか？"}
     references = {"q1": "犬が公園を走っています", "q2": "二つ"}
-    for number, model in enumerate(MM_MODELS):
+    for number, model in enumerate(models):
         folder = results / MM_TASK / model.replace("/", "__")
         rows = []
         for qid, question in questions.items():
-            text = MM_ANSWER if (number, qid) == (1, "q2") else f"{model} の答え {qid}"
+            text = mm_text(number, model, qid)
             score = 1.0 if text == MM_ANSWER else 0.25 * (number + 1)
             rows.append(
                 {

@@ -187,6 +187,36 @@ def test_an_mm_run_shows_images_and_every_models_answer(site: Site) -> None:
     site.collect_logs()
 
 
+def test_another_model_of_the_task_shows_its_answer_first(site: Site) -> None:
+    site.open_index("#mm")
+    site.collect_logs()
+    start = len(site.urls)
+    small = site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"] [data-drill]')
+    large = site.css(f'tr[data-run="{MM_TASK}/org__vlm-large"] [data-drill]')
+    pages = [small.get_attribute("data-drill"), large.get_attribute("data-drill")]
+    small.click()
+    site.wait("document.querySelectorAll('[data-answer]').length === 4")
+    site.collect_logs()
+    middle = len(site.urls)
+    site.css("#run a.back").click()
+    large.click()
+    site.wait(
+        "document.querySelectorAll('[data-item]').length === 2 && document.querySelector("
+        "'[data-item=\"q2\"] [data-answer]').dataset.answer === 'org/vlm-large'"
+    )
+    answers = site.all('[data-item="q2"] [data-answer]')
+    assert [a.get_attribute("data-answer") for a in answers] == ["org/vlm-large", "org/vlm-small"]
+    assert MM_ANSWER in answers[0].text
+    # the item's score is the opened run's (its rougel 1.0, the small model's 0.25)
+    assert site.css('[data-item="q2"] .score').text == "score 1"
+    site.collect_logs()
+    # the first page loads the task's shared items with it; the second loads only itself
+    first = [u.rsplit("/", 1)[1] for u in site.urls[start:middle] if "/runs/" in u]
+    second = [u.rsplit("/", 1)[1] for u in site.urls[middle:] if "/runs/" in u]
+    assert len(first) == 2 and first[0] == f"{pages[0]}.js"
+    assert second == [f"{pages[1]}.js"]
+
+
 def test_lctg_and_judge_runs(site: Site) -> None:
     site.open_index("#lctg")
     site.css('[data-leaderboard="lctg"] [data-drill]').click()

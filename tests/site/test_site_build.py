@@ -21,6 +21,7 @@ from site_inputs import (
     make_lctg,
     make_mm,
     make_pfgen,
+    mm_text,
 )
 
 from cli_runner import run_cli
@@ -72,7 +73,7 @@ def test_the_site_holds_every_benchmark(inputs: dict[str, Path], tmp_path: Path)
     assert MM_REVISION in index  # a run's settings: its manifest and run_info.json
     assert "<title>結果の一覧</title>" in index
     pages = {p.name: p.read_text(encoding="utf-8") for p in (out / "runs").glob("*.js")}
-    assert len(pages) == 3 + 1 + 2 + 1
+    assert len(pages) == 3 + 1 + 2 + 1 + 1  # the run pages and the mm task's shared items
     everything = "".join(pages.values())
     assert MM_ANSWER in everything and LCTG_ANSWER in everything
     assert not re.search(r"\\u[0-9a-fA-F]{4}", everything + index)
@@ -109,9 +110,27 @@ def test_a_run_page_is_a_script_that_cannot_close_a_script_element(tmp_path: Pat
     (results / "prediction.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
     done = run_cli("site", tmp_path / "out", "--mm", tmp_path / "mm")
     assert done.returncode == 0, done.stderr
-    (page,) = (tmp_path / "out" / "runs").glob("*.js")
-    text = page.read_text(encoding="utf-8")
+    scripts = [p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "runs").glob("*.js")]
+    assert len(scripts) == 2  # the run page and the task's shared items
+    text = "".join(scripts)
     assert "</script>" not in text and "<\\/script>" in text
+
+
+def test_mm_answers_are_written_once_however_many_models(tmp_path: Path) -> None:
+    sizes = []
+    for count in (2, 6):
+        models = tuple(f"org/vlm-{n}" for n in range(count))
+        results, dataset = make_mm(tmp_path / str(count), models)
+        out = tmp_path / str(count) / "out"
+        done = run_cli("site", out, "--mm", results, "--mm-data", f"{MM_TASK}={dataset}")
+        assert done.returncode == 0, done.stderr
+        written = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+        for number, model in enumerate(models):
+            for qid in ("q1", "q2"):
+                assert written.count(mm_text(number, model, qid).encode()) == 1
+        sizes.append(sum(p.stat().st_size for p in (out / "runs").iterdir()))
+    # each model adds its answers and its page, not another copy of every answer
+    assert sizes[1] < 3.5 * sizes[0], sizes
 
 
 def test_a_folder_with_nothing_recognised_is_one_line(tmp_path: Path) -> None:

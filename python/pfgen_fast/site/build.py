@@ -1,7 +1,8 @@
 """Writes the site: OUT/index.html (every leaderboard as a static table), one script per run
 page under OUT/runs/ (loaded when the run is opened: scripts load from file://, fetch() of
-JSON does not), the package's own CSS and JavaScript under OUT/assets/, and the images and
-figures. Everything is made in a temporary folder beside OUT, which then takes OUT's place."""
+JSON does not) and one per set of items several run pages share (loaded with the first of them),
+the package's own CSS and JavaScript under OUT/assets/, and the images and figures. Everything
+is made in a temporary folder beside OUT, which then takes OUT's place."""
 
 from __future__ import annotations
 
@@ -154,11 +155,12 @@ def index_html(title: str, collected: Collected) -> str:
     )
 
 
-def page_script(document: dict[str, Any]) -> bytes:
-    """A run page as a script that hands its data to the site (UTF-8, nothing escaped to
-    \\uXXXX; `</` is written `<\\/` so the text can never close a script element)."""
+def page_script(loaded: str, document: dict[str, Any]) -> bytes:
+    """A run page or shared items as a script that hands its data to the site's function
+    `loaded` (UTF-8, nothing escaped to \\uXXXX; `</` is written `<\\/` so the text can never
+    close a script element)."""
     data = orjson.dumps(document).replace(b"</", b"<\\/")
-    return b"window.siteRunLoaded(" + data + b");\n"
+    return b"window." + loaded.encode() + b"(" + data + b");\n"
 
 
 def write_site(
@@ -182,7 +184,11 @@ def write_site(
         collected = fill(work)
         (work / "runs").mkdir(exist_ok=True)
         for page in collected.pages:
-            (work / "runs" / f"{page.id}.js").write_bytes(page_script(page.document()))
+            script = page_script("siteRunLoaded", page.document())
+            (work / "runs" / f"{page.id}.js").write_bytes(script)
+        for shared in collected.shared:
+            script = page_script("siteSharedLoaded", shared.document())
+            (work / "runs" / f"{shared.id}.js").write_bytes(script)
         (work / "assets").mkdir()
         for name in ASSETS:
             data = resources.files("pfgen_fast.site").joinpath(f"assets/{name}").read_bytes()

@@ -1,17 +1,28 @@
 """llm-jp-eval-mm results as the site shows them: each `<task>/<model>/` folder with a
-`prediction.jsonl` (and the `evaluation.jsonl`, `manifest.json` beside it) is a leaderboard row.
-A task's page shows each item once, its images and every model's answer side by side."""
+`prediction.jsonl` (and the `evaluation.jsonl`, `manifest.json` beside it) is a leaderboard row
+with a run page. A task's items, their images and every model's answers are one Shared that
+all its run pages show: each item once, every model's answer side by side, the opened first."""
 
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object
 from pfgen_fast.site.mm_images import TaskImages
-from pfgen_fast.site.model import Answer, Board, Collected, Column, Item, Page, Row
+from pfgen_fast.site.model import (
+    Board,
+    Collected,
+    Column,
+    Page,
+    Row,
+    RunAnswer,
+    Shared,
+    SharedItem,
+)
 
 LOOKED_FOR = "<task>/<model>/prediction.jsonl files (llm-jp-eval-mm results)"
 # Fields of a prediction that are not scores.
@@ -49,9 +60,8 @@ def read_folder(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any], dic
 def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: Collected) -> None:
     columns: list[Column] = [Column("model", numeric=False), Column("task", numeric=False)]
     board = Board("mm", "Leaderboard", columns)
-    # task -> run -> (model, predictions), for the side-by-side pages
-    tasks: dict[str, dict[str, tuple[str, list[dict[str, Any]]]]] = {}
-    rows_of_task: dict[str, list[Row]] = {}
+    # task -> its rows with their predictions, for the task's shared items
+    tasks: dict[str, list[tuple[Row, list[dict[str, Any]]]]] = {}
     for root in roots:
         folders = sorted(p.parent for p in root.rglob("prediction.jsonl"))
         if not folders:
@@ -77,22 +87,23 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
             settings.setdefault("task_id", task)
             row = Row(run=run, cells=cells, settings=settings)
             board.rows.append(row)
-            rows_of_task.setdefault(task, []).append(row)
-            tasks.setdefault(task, {})[run] = (model, predictions)
+            tasks.setdefault(task, []).append((row, predictions))
     for slot, (task, runs) in enumerate(tasks.items()):
         images = TaskImages(task, data[task], out, slot) if task in data else None
-        for row in rows_of_task[task]:
+        predictions_of_runs = [predictions for _, predictions in runs]
+        try:
+            items = shared_items(predictions_of_runs, images)
+        except PfgenError as error:
+            collected.warnings.append(f"{error}; images left out")
+            items = shared_items(predictions_of_runs, None)
+        shared = Shared(f"mm-task-{slot}", run_labels([row for row, _ in runs]), items)
+        collected.shared.append(shared)
+        for opened, (row, _) in enumerate(runs):
             page_id = f"mm-{len(collected.pages)}"
             row.page = page_id
-            order = [row.run, *(r for r in runs if r != row.run)]
-            try:
-                items = task_items(runs, order, images)
-            except PfgenError as error:
-                collected.warnings.append(f"{error}; images left out")
-                items = task_items(runs, order, None)
-                images = None
             title = f"llm-jp-eval-mm {task}: {row.cells['model']} ({row.run})"
-            collected.pages.append(Page(page_id, "mm", title, row.settings, items))
+            page = Page(page_id, "mm", title, row.settings, [], shared=shared.id, opened=opened)
+            collected.pages.append(page)
     add_spreads(board)
     for task in data:
         if task not in tasks:
@@ -119,43 +130,38 @@ def add_spreads(board: Board) -> None:
                     row.spreads[column.name] = spread
 
 
-def task_items(
-    runs: dict[str, tuple[str, list[dict[str, Any]]]],
-    order: list[str],
-    images: TaskImages | None,
-) -> list[Item]:
-    """The task's items in the first run's order, every run's answer side by side (labelled
-    with its model, and its folder where a model has several runs)."""
-    by_id = {
-        run: {str(p.get("question_id")): p for p in predictions}
-        for run, (_, predictions) in runs.items()
-    }
-    models = [model for model, _ in runs.values()]
-    items = []
-    for prediction in runs[order[0]][1]:
-        qid = str(prediction.get("question_id"))
-        answers = []
-        for run in order:
-            other = by_id[run].get(qid)
-            if other is None:
-                continue
-            model = runs[run][0]
-            label = model if models.count(model) == 1 else f"{model} ({run})"
-            scores = {k: item_score(v) for k, v in other.items() if k not in TEXT_FIELDS}
-            answers.append(Answer(label=label, text=str(other.get("text", "")), scores=scores))
-        first = answers[0].scores if answers else {}
-        numbers = [v for v in first.values() if isinstance(v, (int, float))]
-        fields = [("question", str(prediction.get("input_text", "")))]
-        if prediction.get("answer") is not None:
-            fields.append(("reference", str(prediction["answer"])))
-        items.append(
-            Item(
-                id=qid,
-                category=str(prediction.get("category", "")),
-                score=numbers[0] if numbers else None,
-                fields=fields,
-                answers=answers,
-                images=images.images(qid) if images is not None else [],
-            )
-        )
-    return items
+def run_labels(rows: list[Row]) -> list[str]:
+    """Each run's label: its model, with its folder where the task has several runs of it."""
+    models = Counter(row.cells["model"] for row in rows)
+    labels = []
+    for row in rows:
+        model = row.cells["model"]
+        labels.append(model if models[model] == 1 else f"{model} ({row.run})")
+    return labels
+
+
+def shared_items(runs: list[list[dict[str, Any]]], images: TaskImages | None) -> list[SharedItem]:
+    """The task's items, each once, in the order the runs first give them (question, reference
+    and category from the first run that has the item), with run n's answer at n."""
+    items: dict[str, SharedItem] = {}
+    for n, predictions in enumerate(runs):
+        for prediction in predictions:
+            qid = str(prediction.get("question_id"))
+            item = items.get(qid)
+            if item is None:
+                fields = [("question", str(prediction.get("input_text", "")))]
+                if prediction.get("answer") is not None:
+                    fields.append(("reference", str(prediction["answer"])))
+                item = SharedItem(
+                    id=qid,
+                    category=str(prediction.get("category", "")),
+                    fields=fields,
+                    answers=[None] * len(runs),
+                    images=images.images(qid) if images is not None else [],
+                )
+                items[qid] = item
+            scores = {k: item_score(v) for k, v in prediction.items() if k not in TEXT_FIELDS}
+            numbers = [v for v in scores.values() if isinstance(v, (int, float))]
+            text = str(prediction.get("text", ""))
+            item.answers[n] = RunAnswer(text, scores, numbers[0] if numbers else None)
+    return list(items.values())

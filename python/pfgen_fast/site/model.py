@@ -1,5 +1,5 @@
 """What the site shows, as plain data the readers fill and the builder writes: leaderboards
-(columns and rows) and run pages (settings and items)."""
+(columns and rows), run pages (settings and items) and the items several run pages share."""
 
 from __future__ import annotations
 
@@ -64,13 +64,17 @@ class Item:
 
 @dataclass
 class Page:
-    """A run's page: written to its own script file, loaded when the run is opened."""
+    """A run's page: written to its own script file, loaded when the run is opened. A page whose
+    items are shared with other runs' pages has none of its own: it names the Shared that holds
+    them and its run's place there."""
 
     id: str
     bench: str
     title: str
     settings: dict[str, Any]
     items: list[Item]
+    shared: str | None = None  # the id of the Shared holding its items
+    opened: int | None = None  # its run's index in that Shared's labels and answers
 
     def document(self) -> dict[str, Any]:
         return {
@@ -78,6 +82,8 @@ class Page:
             "bench": self.bench,
             "title": self.title,
             "settings": self.settings,
+            "shared": self.shared,
+            "opened": self.opened,
             "items": [
                 {
                     "id": item.id,
@@ -96,11 +102,62 @@ class Page:
 
 
 @dataclass
+class RunAnswer:
+    """One run's answer in a SharedItem."""
+
+    text: str
+    scores: dict[str, Any]
+    score: float | None  # the item's score on the page of this answer's run
+
+
+@dataclass
+class SharedItem:
+    id: str
+    category: str
+    fields: list[tuple[str, str]]  # (label, text): question, reference, ...
+    answers: list[RunAnswer | None]  # run n's answer at n, None where it has none
+    images: list[str] = field(default_factory=list)  # paths relative to OUT
+
+
+@dataclass
+class Shared:
+    """Items several run pages show, each with every run's answer (an llm-jp-eval-mm task's
+    items and its models' answers): written once to its own script, loaded with the first of
+    those pages that is opened, so each answer is written once however many pages show it."""
+
+    id: str
+    labels: list[str]  # run n's label at n
+    items: list[SharedItem]
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "labels": self.labels,
+            "items": [
+                {
+                    "id": item.id,
+                    "category": item.category,
+                    "fields": item.fields,
+                    "answers": [
+                        None
+                        if a is None
+                        else {"text": a.text, "scores": a.scores, "score": a.score}
+                        for a in item.answers
+                    ],
+                    "images": item.images,
+                }
+                for item in self.items
+            ],
+        }
+
+
+@dataclass
 class Collected:
     """Everything read from the inputs, and the problems met (one line each)."""
 
     boards: list[Board] = field(default_factory=list)
     pages: list[Page] = field(default_factory=list)
+    shared: list[Shared] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)  # paths relative to OUT
     notes: dict[str, list[str]] = field(default_factory=dict)  # bench -> lines shown on its tab
     warnings: list[str] = field(default_factory=list)

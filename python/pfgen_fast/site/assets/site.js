@@ -1,6 +1,7 @@
 /* pfgen_fast site: tabs, sortable and filterable leaderboards, column chooser, CSV and JSON
    downloads, and run pages loaded as scripts from runs/ when a run is opened (fetch() of local
-   files does not work from file://). Data is only ever set as text, never as HTML. */
+   files does not work from file://), with the items they share with other run pages loaded
+   once. Data is only ever set as text, never as HTML. */
 "use strict";
 
 (function () {
@@ -127,12 +128,33 @@
     $$("[data-download]", board).forEach((b) => b.addEventListener("click", () => download(table, b.dataset.download)));
   }
 
-  /* Run pages: runs/ID.js calls siteRunLoaded(data). */
+  /* Run pages: runs/ID.js calls siteRunLoaded(data). A page that names shared items (an
+     llm-jp-eval-mm task's items with every model's answers) has them from runs/SHARED.js, which
+     calls siteSharedLoaded(data) and is loaded once for all the pages that name it. */
   const loaded = {};
+  const shared = {}; // id -> the shared items, null while their script loads
+
+  function loadScript(id) {
+    const script = document.createElement("script");
+    script.src = "runs/" + encodeURIComponent(id) + ".js";
+    script.onerror = () => $("#run").replaceChildren(element("p", "note", "this run's data is missing"));
+    document.body.appendChild(script);
+  }
+
+  function openedPage() {
+    const hash = decodeURIComponent(location.hash.slice(1));
+    return hash.startsWith("run/") ? loaded[hash.slice(4)] : undefined;
+  }
 
   window.siteRunLoaded = function (page) {
     loaded[page.id] = page;
-    if (location.hash === "#run/" + page.id) renderRun(page);
+    if (openedPage() === page) showRun(page);
+  };
+
+  window.siteSharedLoaded = function (data) {
+    shared[data.id] = data;
+    const page = openedPage();
+    if (page && page.shared === data.id) showRun(page);
   };
 
   function openRun(id) {
@@ -140,11 +162,34 @@
     const view = $("#run");
     view.hidden = false;
     view.replaceChildren(element("p", "note", "loading…"));
-    if (loaded[id]) { renderRun(loaded[id]); return; }
-    const script = document.createElement("script");
-    script.src = "runs/" + encodeURIComponent(id) + ".js";
-    script.onerror = () => view.replaceChildren(element("p", "note", "this run's data is missing"));
-    document.body.appendChild(script);
+    if (loaded[id]) showRun(loaded[id]);
+    else loadScript(id);
+  }
+
+  function showRun(page) {
+    if (page.shared === null) renderRun(page);
+    else if (shared[page.shared]) renderRun(sharedRun(page, shared[page.shared]));
+    else if (!(page.shared in shared)) {
+      shared[page.shared] = null;
+      loadScript(page.shared);
+    }
+  }
+
+  /* A page's items from the shared ones: those its run answered, its answer first and the
+     other runs' after in their order, the item's score that of its run's answer. */
+  function sharedRun(page, data) {
+    const others = data.labels.map((_, n) => n).filter((n) => n !== page.opened);
+    const order = [page.opened, ...others];
+    const items = [];
+    for (const item of data.items) {
+      const own = item.answers[page.opened];
+      if (!own) continue;
+      const answers = order.filter((n) => item.answers[n]).map((n) => ({
+        label: data.labels[n], text: item.answers[n].text, scores: item.answers[n].scores, notes: [],
+      }));
+      items.push({ id: item.id, category: item.category, score: own.score, fields: item.fields, answers, images: item.images });
+    }
+    return { ...page, items };
   }
 
   function scoreText(value) {
