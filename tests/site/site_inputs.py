@@ -67,6 +67,7 @@ def make_mm(root: Path, models: tuple[str, ...] = MM_MODELS) -> tuple[Path, Path
                     "text": text,
                     "answer": references[qid],
                     "input_text": question,
+                    "category": "物体",
                     "rougel": score,
                     "llm-as-a-judge": 5 if text == MM_ANSWER else 2,
                 }

@@ -76,6 +76,7 @@ def test_the_site_holds_every_benchmark(inputs: dict[str, Path], tmp_path: Path)
     assert len(pages) == 3 + 1 + 2 + 1 + 1  # the run pages and the mm task's shared items
     everything = "".join(pages.values())
     assert MM_ANSWER in everything and LCTG_ANSWER in everything
+    assert '"物体"' in everything and '"category":null' not in everything.replace(" ", "")
     assert not re.search(r"\\u[0-9a-fA-F]{4}", everything + index)
     assert len(list((out / "images").rglob("*.png"))) == 2
     # nothing in OUT points outside it

@@ -26,7 +26,7 @@ from pfgen_fast.site.model import (
 
 LOOKED_FOR = "<task>/<model>/prediction.jsonl files (llm-jp-eval-mm results)"
 # Fields of a prediction that are not scores.
-TEXT_FIELDS = {"question_id", "text", "answer", "input_text"}
+TEXT_FIELDS = {"question_id", "text", "answer", "input_text", "category"}
 
 
 def number(value: Any) -> float | None:
