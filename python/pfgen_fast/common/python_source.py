@@ -1,10 +1,12 @@
 """Reading a benchmark's own Python files at run time without running them: the parsed module,
-the literal a name is given in a module, class or function, and the system messages of the chat
-messages it builds (literal `{"role": "system", ...}`)."""
+the literal a name is given in a module, class or function, the parts of an f-string a function
+returns, and the system messages of the chat messages it builds (literal `{"role": "system",
+...}`)."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -50,6 +52,40 @@ def assigned_literal(path: Path, name: str, scope: str = "") -> object:
                 break
     where = f" in {scope}" if scope else ""
     raise DataError(f"{path}: no literal {name} found{where}")
+
+
+@dataclass(frozen=True)
+class KeyField:
+    """A replacement field of an f-string that looks a literal key up, as `{doc["key"]}`."""
+
+    key: str
+
+
+def returned_fstring(path: Path, scope: str) -> list[str | KeyField]:
+    """The parts, in order, of the f-string the function `scope` returns (its first `return`
+    directly in its body): the literal texts, and a KeyField for each field of the form
+    `{name["key"]}` (any other field, a conversion or a format spec is refused)."""
+    for node in scope_body(path, scope):
+        if not isinstance(node, ast.Return) or not isinstance(node.value, ast.JoinedStr):
+            continue
+        parts: list[str | KeyField] = []
+        for value in node.value.values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                parts.append(value.value)
+            elif (
+                isinstance(value, ast.FormattedValue)
+                and value.conversion == -1
+                and value.format_spec is None
+                and isinstance(value.value, ast.Subscript)
+                and isinstance(value.value.value, ast.Name)
+                and isinstance(value.value.slice, ast.Constant)
+                and isinstance(value.value.slice.value, str)
+            ):
+                parts.append(KeyField(value.value.slice.value))
+            else:
+                raise DataError(f"{path}:{value.lineno}: an f-string field other than name[key]")
+        return parts
+    raise DataError(f"{path}: {scope} returns no f-string")
 
 
 def system_messages(module: ast.Module) -> list[str]:

@@ -1,6 +1,7 @@
-"""llm-jp-eval-mm's own files that pfgen_fast reads at run time (judge prompts, JMMMU's answer
-indicators): a checkout or the copy fetched from the repository at the pinned commit and
-checked against `reference_data/llm-jp-eval-mm.json`, else an installed `eval_mm` package."""
+"""llm-jp-eval-mm's own files that pfgen_fast reads at run time (the Tasks' prompt texts, judge
+prompts, JMMMU's answer indicators): a checkout or the copy fetched from the repository at the
+pinned commit and checked against `reference_data/llm-jp-eval-mm.json`, else an installed
+`eval_mm` package."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def installed_package_dir() -> Path | None:
 
 
 def package_file(relative: str, data_dir: Path | None = None) -> Path:
-    """`src/eval_mm/<relative>` (e.g. "metrics/jmmmu_scorer.py") of the checkout
+    """`src/eval_mm/<relative>` ("tasks/ai2d.py", "metrics/jmmmu_scorer.py") of the checkout
     or fetched copy, checked against the manifest (which lists every file read), else of the
     installed eval_mm package when no directory was given."""
     directory = data_dir if data_dir is not None else default_data_dir()

@@ -1,6 +1,7 @@
 """The texts pfgen_fast sends or matches that llm-jp-eval-mm defines, read from its own source
-files at run time (parsed, never executed): the judge prompts (a module-level template and the
-system message of the chat messages a module builds) and JMMMU's indicator list."""
+files at run time (parsed, never executed): the instructions its Tasks add to their prompts,
+the judge prompts (a module-level template and the system message of the chat messages a
+module builds) and JMMMU's indicator list."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.python_source import assigned_literal, parse_source, system_messages
+from pfgen_fast.common.python_source import (
+    KeyField,
+    assigned_literal,
+    parse_source,
+    returned_fstring,
+    system_messages,
+)
 from pfgen_fast.evalmm.data import package_file
 
 
@@ -16,6 +23,29 @@ from pfgen_fast.evalmm.data import package_file
 class JudgePrompt:
     system: str
     template: str  # str.format fields as the original fills them
+
+
+@dataclass(frozen=True)
+class TaskText:
+    """A text of a Task's prompts: the string literal assigned to `name` directly in `scope`
+    ("" the module, else e.g. "AI2D.doc_to_text") of `src/eval_mm/tasks/<file>`."""
+
+    file: str
+    name: str
+    scope: str = ""
+
+    def read(self, data_dir: Path | None) -> str:
+        path = package_file(f"tasks/{self.file}", data_dir)
+        value = assigned_literal(path, self.name, self.scope)
+        if not isinstance(value, str):
+            raise DataError(f"{path}: {self.name} is not a string")
+        return value
+
+
+def task_fstring(file: str, scope: str, data_dir: Path | None) -> list[str | KeyField]:
+    """The literal texts and looked-up keys of the f-string that function `scope` of
+    `src/eval_mm/tasks/<file>` returns."""
+    return returned_fstring(package_file(f"tasks/{file}", data_dir), scope)
 
 
 def system_message(path: Path) -> str:
