@@ -14,13 +14,13 @@ import pytest
 from openai_server import Behaviour, Reply, serve
 
 from cli_runner import run_cli
+from pfgen_fast.evalmm.data import PUBLISHED
 from published import evalmm_dir
 
-METRIC_FILES = [
-    "src/eval_mm/metrics/llm_as_a_judge_scorer.py",
-    "src/eval_mm/metrics/heron_bench_scorer.py",
-    "src/eval_mm/metrics/jawildtext_board_vqa_scorer.py",
-]
+# Every file the manifest pins: `mm data fetch` fetches them all.
+PINNED_FILES = list(PUBLISHED.load_manifest()["files"])
+HERON = "src/eval_mm/metrics/heron_bench_scorer.py"
+JMMMU = "src/eval_mm/metrics/jmmmu_scorer.py"
 
 
 def prediction(question_id: int, text: str, answer: str) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def test_evaluate_without_judge(result: Path, tmp_path: Path) -> None:
 
 def build_archive(tmp_path: Path, change: str | None = None) -> Path:
     top = tmp_path / "staging" / "llm-jp-eval-mm-9f450a5"
-    for name in METRIC_FILES:
+    for name in PINNED_FILES:
         (top / name).parent.mkdir(parents=True, exist_ok=True)
         text = (evalmm_dir() / name).read_text(encoding="utf-8")
         (top / name).write_text(text + ("# changed\n" if change == name else ""), "utf-8")
@@ -128,16 +128,17 @@ def test_data_fetch_and_verify(tmp_path: Path) -> None:
     fetched = run_cli("mm", "data", "fetch", "--url", good.as_uri(), "--dest", str(destination),
                       cwd=tmp_path)  # fmt: skip
     assert fetched.returncode == 0, fetched.stderr
-    assert (destination / METRIC_FILES[0]).is_file() and not (destination / "README.md").exists()
+    assert all((destination / name).is_file() for name in PINNED_FILES)
+    assert not (destination / "README.md").exists()
     assert run_cli("mm", "data", "verify", str(destination), cwd=tmp_path).returncode == 0
-    bad = build_archive(tmp_path, change=METRIC_FILES[1])
+    bad = build_archive(tmp_path, change=HERON)
     refused = run_cli("mm", "data", "fetch", "--url", bad.as_uri(), "--dest", str(destination),
                       cwd=tmp_path)  # fmt: skip
     assert refused.returncode == 1 and "heron_bench_scorer.py: SHA-256" in refused.stderr
-    assert "# changed" not in (destination / METRIC_FILES[1]).read_text(encoding="utf-8")
-    (destination / METRIC_FILES[2]).write_text("tampered\n")
+    assert "# changed" not in (destination / HERON).read_text(encoding="utf-8")
+    (destination / JMMMU).write_text("tampered\n")
     verify = run_cli("mm", "data", "verify", str(destination), cwd=tmp_path)
-    assert verify.returncode == 1 and "jawildtext_board_vqa_scorer.py: SHA-256" in verify.stderr
+    assert verify.returncode == 1 and "jmmmu_scorer.py: SHA-256" in verify.stderr
 
 
 def test_evaluate_with_documents(tmp_path: Path) -> None:

@@ -1,7 +1,6 @@
 """MMMU / JMMMU: the answer parsers (spec §2) and the two JMMMU list bugs, reproduced in
-evaluation order by default and fixed by fix_quirks. The indicator list is read from a
-jmmmu_scorer.py module written here with this test's own entries (one pair fused by a missing
-comma, as in the original)."""
+evaluation order by default and fixed by fix_quirks. The indicator list is read from
+llm-jp-eval-mm's own jmmmu_scorer.py (one pair fused by a missing comma)."""
 
 from __future__ import annotations
 
@@ -15,17 +14,6 @@ from pfgen_fast.evalmm.choice_parsing import parse_choice
 from pfgen_fast.evalmm.scorers import Batch, Options, get_scorer
 
 OPTIONS = "['東京', '大阪', '名古屋', '福岡']"
-
-
-@pytest.fixture()
-def data_dir(tmp_path: Path) -> Path:
-    metrics = tmp_path / "src" / "eval_mm" / "metrics"
-    metrics.mkdir(parents=True)
-    (metrics / "jmmmu_scorer.py").write_text(
-        '_JAPANESE_INDICATORS = ["答えは", "よって", "解答は、" "回答は", "結論:"]\n',
-        encoding="utf-8",
-    )
-    return tmp_path
 
 
 def score(
@@ -60,21 +48,21 @@ def open_item(answer: str, pred: str, subject: str = "Math") -> tuple[str, str, 
     return answer, pred, {"id": f"validation_{subject}_1", "question_type": "open"}
 
 
-def test_jmmmu_order_dependence_and_fix(data_dir: Path) -> None:
+def test_jmmmu_order_dependence_and_fix(evalmm_dir: Path) -> None:
     items = [open_item("赤", "色=赤。でも青かも"), open_item("赤", "色=赤。でも青かも")]
     items += [open_item("10", "a=10。b=20"), open_item("10", "a=10。b=20")]
-    scores, _ = score("jmmmu", items, Options(data_dir=data_dir))
+    scores, _ = score("jmmmu", items, Options(data_dir=evalmm_dir))
     assert scores == [0, 1, 1, 1]
-    scores, _ = score("jmmmu", items[2:], Options(data_dir=data_dir))
+    scores, _ = score("jmmmu", items[2:], Options(data_dir=evalmm_dir))
     assert scores == [0, 1]
-    scores, _ = score("jmmmu", items, Options(data_dir=data_dir, fix_quirks=True))
+    scores, _ = score("jmmmu", items, Options(data_dir=evalmm_dir, fix_quirks=True))
     assert scores == [0, 0, 0, 0]
 
 
-def test_jmmmu_fused_indicator(data_dir: Path) -> None:
+def test_jmmmu_fused_indicator(evalmm_dir: Path) -> None:
     items = [open_item("京", "東京ではない。回答は京")]
-    assert score("jmmmu", items, Options(data_dir=data_dir))[0] == [0]
-    assert score("jmmmu", items, Options(data_dir=data_dir, fix_quirks=True))[0] == [1]
+    assert score("jmmmu", items, Options(data_dir=evalmm_dir))[0] == [0]
+    assert score("jmmmu", items, Options(data_dir=evalmm_dir, fix_quirks=True))[0] == [1]
 
 
 def test_open_numbers_and_strings() -> None:
@@ -116,12 +104,12 @@ def test_aggregate_by_subject_and_domain() -> None:
     assert aggregate["overall_score"] == 2 / 3
 
 
-def test_aggregate_weights_accuracies_as_the_original(data_dir: Path) -> None:
+def test_aggregate_weights_accuracies_as_the_original(evalmm_dir: Path) -> None:
     """Overall is the sum of accuracy x count over subjects divided by the count: 15 of 22
     right gives 15/22*22 = 14.999999999999998, so Overall differs from 16/23 in the last bit."""
     items = [open_item("1", "1" if i < 15 else "0", "Math") for i in range(22)]
     items.append(open_item("1", "1", "Japanese_Heritage"))
-    _, aggregate = score("jmmmu", items, Options(data_dir=data_dir, fix_quirks=True))
+    _, aggregate = score("jmmmu", items, Options(data_dir=evalmm_dir, fix_quirks=True))
     assert aggregate["overall_score"] == (15 / 22 * 22 + 1 / 1 * 1) / 23 != 16 / 23
     details = aggregate["details"]
     assert details["Overall-Science"] == details["Math"] == round(15 / 22, 5)
@@ -131,7 +119,7 @@ def test_aggregate_weights_accuracies_as_the_original(data_dir: Path) -> None:
                              "Overall-Tech and Engineering", "Overall"]  # fmt: skip
 
 
-def test_bad_options(data_dir: Path) -> None:
+def test_bad_options() -> None:
     scorer = get_scorer("mmmu")
     assert scorer.check is not None
     doc = {"id": "validation_Math_1", "question_type": "multiple-choice", "options": "[1, "}

@@ -386,7 +386,8 @@ def test_mecha_ja_rotated_choices_are_scored_per_rotation(tmp_path: Path) -> Non
     with serve(vlm) as url:
         done = run_cli(
             "mm", "run", "--task", "mecha-ja", "--model", "m", "--base-url", url,
-            "--data", data, "--out", tmp_path / "result", "--rotate-choices", cwd=tmp_path,
+            "--data", data, "--out", tmp_path / "result", "--rotate-choices",
+            "--evalmm-dir", published.evalmm_dir(), cwd=tmp_path,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "result" / "mecha-ja" / "m"
@@ -395,6 +396,49 @@ def test_mecha_ja_rotated_choices_are_scored_per_rotation(tmp_path: Path) -> Non
     ]
     details = json.loads((folder / "evaluation.jsonl").read_text())["mecha-ja"]["details"]
     assert {"rot_0", "rot_3", "overall"} <= set(details)
+
+
+def test_missing_llm_jp_eval_mm_files_are_one_line(tmp_path: Path) -> None:
+    """ai2d's instruction comes from llm-jp-eval-mm's ai2d.py: without $EVALMM_DIR or a
+    fetched copy, the run names where it looked and how to fetch, and asks nothing."""
+    import mm_datasets
+
+    data = mm_datasets.ai2d(tmp_path / "ai2d")
+    cache = tmp_path / "empty-cache"
+    vlm = VLM()
+    with serve(vlm) as url:
+        result = run_cli(
+            "mm", "run", "--task", "ai2d", "--model", "m", "--base-url", url, "--data", data,
+            "--out", tmp_path / "r", cwd=tmp_path,
+            env={"EVALMM_DIR": "", "PFGEN_FAST_CACHE": str(cache)},
+        )  # fmt: skip
+    message = one_line_error(result)
+    assert f"src/eval_mm/tasks/ai2d.py not found at {cache / 'evalmm' / 'llm-jp-eval-mm'}" in (
+        message
+    )
+    assert "python -m pfgen_fast mm data fetch" in message
+    assert not vlm.seen
+
+
+def test_a_changed_task_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    import shutil
+
+    import mm_datasets
+
+    copy = tmp_path / "llm-jp-eval-mm"
+    shutil.copytree(published.evalmm_dir() / "src", copy / "src")
+    task_file = copy / "src" / "eval_mm" / "tasks" / "ai2d.py"
+    changed = bytearray(task_file.read_bytes())
+    changed[-1] ^= 1  # one bit of its last byte
+    task_file.write_bytes(bytes(changed))
+    data = mm_datasets.ai2d(tmp_path / "ai2d")
+    vlm = VLM()
+    with serve(vlm) as url:
+        result = mm_run(url, data, tmp_path / "r", "--evalmm-dir", copy, task="ai2d")
+    message = one_line_error(result)
+    assert f"{task_file} does not match llm-jp-eval-mm at the pinned commit" in message
+    assert "SHA-256" in message
+    assert not vlm.seen
 
 
 def test_default_metrics_with_a_judge_on_its_own_server(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from cli_runner import run_cli
 from pfgen_fast.common.errors import DataError, PfgenError
 from pfgen_fast.evalmm import tasks
+from published import evalmm_dir
 
 pytest.importorskip("datasets")
 import mm_datasets  # noqa: E402
@@ -128,7 +129,7 @@ def test_missing_split_config_or_column_named(tmp_path: Path) -> None:
     assert "\n" not in message
     assert readme.is_file()
     with pytest.raises(DataError, match="not a folder"):
-        list(tasks.iter_items("ai2d", tmp_path / "absent"))
+        list(tasks.iter_items("textvqa", tmp_path / "absent"))
 
 
 def test_jic_vqa_needs_its_prepared_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,5 +191,6 @@ def test_hub_path_reads_as_the_local_path(
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     folder = mm_datasets.WRITERS[name](tmp_path / "dataset")
-    through_hub = list(tasks.BUILDERS[name](HubSource(name, str(folder), None), Options()))
-    assert through_hub == list(tasks.iter_items(name, folder))
+    options = Options(evalmm_dir=evalmm_dir())
+    through_hub = list(tasks.BUILDERS[name](HubSource(name, str(folder), None), options))
+    assert through_hub == list(tasks.iter_items(name, folder, evalmm_dir=evalmm_dir()))

@@ -1,6 +1,7 @@
 """The items of each task, read from a small local dataset in the Hub layout, equal what
 llm-jp-eval-mm's own Task classes make of the same folder (its task modules imported from
-$EVALMM_DIR/src, `datasets.load_dataset` pointed at the folder)."""
+$EVALMM_DIR/src, `datasets.load_dataset` pointed at the folder): so the texts pfgen_fast reads
+from those modules' source are the ones they use."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from pfgen_fast.evalmm import tasks
 from pfgen_fast.evalmm.scorers import get_scorer
-from published import EVALMM_SOURCE, require
+from published import EVALMM_SOURCE, evalmm_dir, require
 
 pytest.importorskip("datasets")
 import mm_datasets  # noqa: E402
@@ -102,7 +103,7 @@ def test_items_equal_the_original_tasks(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # the original reads JIC-VQA from dataset/jic_vqa.parquet
     folder = mm_datasets.WRITERS[name](tmp_path / "dataset")
-    ours = list(tasks.iter_items(name, folder))
+    ours = list(tasks.iter_items(name, folder, evalmm_dir=evalmm_dir()))
     theirs = reference_items(name, folder, tmp_path / "cache", monkeypatch)
     assert ours
     assert_same_items(name, ours, theirs)
@@ -114,7 +115,7 @@ def test_items_equal_the_original_tasks(
 
 def test_mecha_ja_rotated_choices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = mm_datasets.mecha_ja(tmp_path / "dataset")
-    ours = list(tasks.iter_items("mecha-ja", folder, rotate_choices=True))
+    ours = list(tasks.iter_items("mecha-ja", folder, evalmm_dir=evalmm_dir(), rotate_choices=True))
     theirs = reference_items("mecha-ja", folder, tmp_path / "cache", monkeypatch, rotate=True)
     assert [item.question_id for item in ours][:5] == [
         "0_rot0",

@@ -22,10 +22,9 @@ REFERENCE_DATA = Path(__file__).resolve().parents[1] / "reference_data"
 @dataclass(frozen=True)
 class PublishedData:
     """`manifest`: a file of `reference_data/` with `repository`, `ref`, `archive_url` (with
-    `{ref}`), `files` (relative path -> digest) and optionally `unverified_files` (fetched,
-    no digest yet). `folder`: the archive's folder that is the data directory (its files are
-    all kept), or None to keep the manifest's files at their paths. `more_problems`: checks
-    beyond the digests, once those match."""
+    `{ref}`) and `files` (relative path -> digest). `folder`: the archive's folder that is the
+    data directory (its files are all kept), or None to keep the manifest's files at their
+    paths. `more_problems`: checks beyond the digests, once those match."""
 
     name: str  # as messages name the benchmark
     manifest: str  # file name in reference_data/
@@ -64,7 +63,7 @@ class PublishedData:
         from pfgen_fast.common.archive import fetch_archive
 
         manifest = self.load_manifest()
-        names = set(manifest["files"]) | set(manifest.get("unverified_files", []))
+        names = set(manifest["files"])
         folder = self.folder
 
         def place(relative: PurePosixPath) -> PurePosixPath | None:

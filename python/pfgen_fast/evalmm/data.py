@@ -1,6 +1,7 @@
-"""llm-jp-eval-mm's own files that pfgen_fast reads at run time (judge prompts, JMMMU's answer
-indicators): a checkout or the copy fetched from the repository at the pinned commit and
-checked against `reference_data/llm-jp-eval-mm.json`, else an installed `eval_mm` package."""
+"""llm-jp-eval-mm's own files that pfgen_fast reads at run time (the Tasks' prompt texts, judge
+prompts, JMMMU's answer indicators): a checkout or the copy fetched from the repository at the
+pinned commit and checked against `reference_data/llm-jp-eval-mm.json`, else an installed
+`eval_mm` package."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.files import cache_dir
 from pfgen_fast.common.published_data import PublishedData
 
-METRICS = "src/eval_mm/metrics"
+PACKAGE = "src/eval_mm"  # the eval_mm package in the repository
 FETCH_HINT = (
     "run `python -m pfgen_fast mm data fetch`, set $EVALMM_DIR to a checkout of "
     "llm-jp-eval-mm, or install its eval_mm package"
@@ -38,34 +39,33 @@ PUBLISHED = PublishedData(
 )
 
 
-def installed_metrics_dir() -> Path | None:
-    """The `metrics` folder of an installed eval_mm package (found without importing it)."""
+def installed_package_dir() -> Path | None:
+    """The folder of an installed eval_mm package (found without importing it)."""
     try:
         spec = importlib.util.find_spec("eval_mm")
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / "metrics"
-    return folder if folder.is_dir() else None
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def metrics_file(name: str, data_dir: Path | None = None) -> Path:
-    """`src/eval_mm/metrics/<name>` of the checkout or fetched copy (checked against the
-    manifest when it lists the file), else of the installed eval_mm package."""
+def package_file(relative: str, data_dir: Path | None = None) -> Path:
+    """`src/eval_mm/<relative>` ("tasks/ai2d.py", "metrics/jmmmu_scorer.py") of the checkout
+    or fetched copy, checked against the manifest (which lists every file read), else of the
+    installed eval_mm package when no directory was given."""
     directory = data_dir if data_dir is not None else default_data_dir()
-    relative = f"{METRICS}/{name}"
-    path = directory / relative
+    name = f"{PACKAGE}/{relative}"
+    path = directory / name
     if path.is_file():
-        if relative in PUBLISHED.load_manifest()["files"]:
-            problems = PUBLISHED.verify(directory, [relative])
-            if problems:
-                raise DataError(
-                    f"{path} does not match llm-jp-eval-mm at the pinned commit "
-                    f"({FETCH_HINT}): {problems[0]}"
-                )
+        problems = PUBLISHED.verify(directory, [name])
+        if problems:
+            raise DataError(
+                f"{path} does not match llm-jp-eval-mm at the pinned commit "
+                f"({FETCH_HINT}): {problems[0]}"
+            )
         return path
-    installed = installed_metrics_dir()
-    if data_dir is None and installed is not None and (installed / name).is_file():
-        return installed / name
-    raise DataError(f"llm-jp-eval-mm's {relative} not found at {directory}: {FETCH_HINT}")
+    installed = installed_package_dir()
+    if data_dir is None and installed is not None and (installed / relative).is_file():
+        return installed / relative
+    raise DataError(f"llm-jp-eval-mm's {name} not found at {directory}: {FETCH_HINT}")

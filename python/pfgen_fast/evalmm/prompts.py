@@ -1,16 +1,22 @@
-"""Judge prompts and JMMMU's indicator list, read from llm-jp-eval-mm's own source files at run
-time (parsed, never executed): a module-level string or list, and the system message of the
-chat messages a module builds."""
+"""The texts pfgen_fast sends or matches that llm-jp-eval-mm defines, read from its own source
+files at run time (parsed, never executed): the instructions its Tasks add to their prompts,
+the judge prompts (a module-level template and the system message of the chat messages a
+module builds) and JMMMU's indicator list."""
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from pathlib import Path
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.python_source import parse_source, system_messages
-from pfgen_fast.evalmm.data import metrics_file
+from pfgen_fast.common.python_source import (
+    KeyField,
+    assigned_literal,
+    parse_source,
+    returned_fstring,
+    system_messages,
+)
+from pfgen_fast.evalmm.data import package_file
 
 
 @dataclass(frozen=True)
@@ -19,21 +25,27 @@ class JudgePrompt:
     template: str  # str.format fields as the original fills them
 
 
-def module_constant(path: Path, name: str) -> object:
-    """The literal value assigned to `name` at the top of the module."""
-    for node in parse_source(path).body:
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
-            continue
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            try:
-                return ast.literal_eval(value)
-            except ValueError:
-                break
-    raise DataError(f"{path}: no literal {name} found")
+@dataclass(frozen=True)
+class TaskText:
+    """A text of a Task's prompts: the string literal assigned to `name` directly in `scope`
+    ("" the module, else e.g. "AI2D.doc_to_text") of `src/eval_mm/tasks/<file>`."""
+
+    file: str
+    name: str
+    scope: str = ""
+
+    def read(self, data_dir: Path | None) -> str:
+        path = package_file(f"tasks/{self.file}", data_dir)
+        value = assigned_literal(path, self.name, self.scope)
+        if not isinstance(value, str):
+            raise DataError(f"{path}: {self.name} is not a string")
+        return value
+
+
+def task_fstring(file: str, scope: str, data_dir: Path | None) -> list[str | KeyField]:
+    """The literal texts and looked-up keys of the f-string that function `scope` of
+    `src/eval_mm/tasks/<file>` returns."""
+    return returned_fstring(package_file(f"tasks/{file}", data_dir), scope)
 
 
 def system_message(path: Path) -> str:
@@ -45,8 +57,8 @@ def system_message(path: Path) -> str:
 
 
 def judge_prompt(file_name: str, template_name: str, data_dir: Path | None) -> JudgePrompt:
-    path = metrics_file(file_name, data_dir)
-    template = module_constant(path, template_name)
+    path = package_file(f"metrics/{file_name}", data_dir)
+    template = assigned_literal(path, template_name)
     if not isinstance(template, str):
         raise DataError(f"{path}: {template_name} is not a string")
     return JudgePrompt(system_message(path), template)
@@ -55,8 +67,8 @@ def judge_prompt(file_name: str, template_name: str, data_dir: Path | None) -> J
 def jmmmu_indicators(data_dir: Path | None) -> list[str]:
     """JMMMU's answer indicators exactly as the module defines them (its missing comma
     included: Python joins the two neighbouring strings)."""
-    path = metrics_file("jmmmu_scorer.py", data_dir)
-    value = module_constant(path, "_JAPANESE_INDICATORS")
+    path = package_file("metrics/jmmmu_scorer.py", data_dir)
+    value = assigned_literal(path, "_JAPANESE_INDICATORS")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise DataError(f"{path}: _JAPANESE_INDICATORS is not a list of strings")
     return value

@@ -102,10 +102,20 @@ class TaskRun:
     max_items: int | None
     overwrite: bool
     rotate_choices: bool = False
+    evalmm_dir: Path | None = None  # llm-jp-eval-mm's files (None: the default places)
 
     @property
     def folder(self) -> Path:
         return self.out / self.task / self.model
+
+    def items(self) -> Iterator[TaskItem]:
+        return iter_items(
+            self.task,
+            self.data_dir,
+            evalmm_dir=self.evalmm_dir,
+            rotate_choices=self.rotate_choices,
+            max_items=self.max_items,
+        )
 
 
 def image_part(image: TaskImage, image_format: str) -> dict[str, Any]:
@@ -168,10 +178,7 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
     asked: list[int] = []  # the prediction each request is for
 
     def requests() -> Iterator[ChatRequest]:
-        items = iter_items(
-            run.task, run.data_dir, rotate_choices=run.rotate_choices, max_items=run.max_items
-        )
-        for item in items:
+        for item in run.items():
             predictions.append(Prediction(item.question_id, "", item.answer, item.prompt, item.doc))
             try:
                 request = item_request(item, run.generation)
@@ -197,10 +204,7 @@ def reused(run: TaskRun) -> list[Prediction]:
     items in the same order (images are not read)."""
     path = run.folder / PREDICTIONS
     predictions = [
-        Prediction(item.question_id, "", item.answer, item.prompt, item.doc)
-        for item in iter_items(
-            run.task, run.data_dir, rotate_choices=run.rotate_choices, max_items=run.max_items
-        )
+        Prediction(item.question_id, "", item.answer, item.prompt, item.doc) for item in run.items()
     ]
     count = 0
     for line in iter_json_lines(path):

@@ -1,5 +1,10 @@
 """The items of llm-jp-eval-mm's tasks, built from dataset rows as its Task classes build them
-(ids, prompts, images in order, answers, the document fields its scorers read)."""
+(ids, prompts, images in order, answers, the document fields its scorers read).
+
+The instructions the Tasks add to their prompts are not written here: each is read at run time
+from the task's own file under `src/eval_mm/tasks/` of llm-jp-eval-mm (verified, see
+`evalmm/data.py`); the `TaskText`s and `task_fstring` calls below name the file, the function
+or class, and the variable each comes from."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.python_source import KeyField
+from pfgen_fast.evalmm.prompts import TaskText, task_fstring
 from pfgen_fast.evalmm.task_data import Source
 
 if TYPE_CHECKING:
@@ -154,7 +161,10 @@ def image_of(value: Any, where: str, **options: Any) -> TaskImage:
 
 @dataclass(frozen=True)
 class Options:
+    """`evalmm_dir`: llm-jp-eval-mm's checkout or fetched copy (None: `data.default_data_dir`)."""
+
     rotate_choices: bool = False
+    evalmm_dir: Path | None = None
 
 
 def letters_list(options: list[Any]) -> str:
@@ -232,16 +242,19 @@ def jic_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
         yield item(qid, row["input_text"], [image_of(row["image"], qid)], row["answer"], doc)
 
 
-JA_CHOICE_PROMPT = "与えられた選択肢の中から最も適切な回答のアルファベットを直接記入してください。"
+MECHA_JA_INSTRUCTION = TaskText("mecha_ja.py", "MULTI_CHOICE_PROMPT")
+CVQA_INSTRUCTION = TaskText("cvqa.py", "MULTI_CHOICE_PROMPT")
 
 
-def ja_choice_prompt(question: str, options: list[Any]) -> str:
-    return f"{question}\n{letters_list(options)}\n\n{JA_CHOICE_PROMPT}"
+def choice_prompt(question: str, options: list[Any], instruction: str) -> str:
+    """The question, its options as letters, then the instruction (construct_prompt)."""
+    return f"{question}\n{letters_list(options)}\n\n{instruction}"
 
 
 def mecha_ja(source: Source, options: Options) -> Iterator[TaskItem]:
     """Ids are row indices; with rotate_choices each row gives four items ("<i>_rot<k>"), its
     options turned left k places and the answer letter following."""
+    instruction = MECHA_JA_INSTRUCTION.read(options.evalmm_dir)
     columns = ["question", "options", "answer", "answer_type", "image", "background_text"]
     for index, row in enumerate(source.rows(None, "test", columns)):
         base = row["options"]
@@ -254,7 +267,7 @@ def mecha_ja(source: Source, options: Options) -> Iterator[TaskItem]:
                 choices = base[turn:] + base[:turn]
                 answer = (row["answer"] - turn) % len(base)
             image = image_of(row["image"], qid, resaves=1 if turn is None else 2)
-            prompt = ja_choice_prompt(row["question"], choices)
+            prompt = choice_prompt(row["question"], choices, instruction)
             doc = {
                 "question_id": qid,
                 "answer_type": row["answer_type"],
@@ -264,13 +277,14 @@ def mecha_ja(source: Source, options: Options) -> Iterator[TaskItem]:
             yield item(qid, prompt, [image], chr(ord("A") + answer), doc)
 
 
-def cvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+def cvqa(source: Source, options: Options) -> Iterator[TaskItem]:
     """The Japanese subset only; ids count its rows."""
+    instruction = CVQA_INSTRUCTION.read(options.evalmm_dir)
     rows = source.rows(None, "test", ["Subset", "Question", "Options", "Label", "image"])
     japanese = (row for row in rows if row["Subset"] == "('Japanese', 'Japan')")
     for index, row in enumerate(japanese):
         qid = str(index)
-        prompt = ja_choice_prompt(row["Question"], row["Options"])
+        prompt = choice_prompt(row["Question"], row["Options"], instruction)
         answer = chr(ord("A") + row["Label"])
         yield item(qid, prompt, [image_of(row["image"], qid)], answer, {})
 
@@ -294,36 +308,31 @@ def base64_image(value: Any, where: str) -> TaskImage:
 # --- multiple-subject exams: all configs in order ------------------------------------------
 
 MMMU_IMAGE_COLUMNS = [f"image_{n}" for n in range(1, 8)]
-MMMU_PROMPTS = {
-    "mmmu": (
-        "Answer with the option's letter from the given choices directly.",
-        "Answer the question using a single word or phrase.",
-    ),
-    "jmmmu": (
-        "与えられた選択肢の中から最も適切な回答のアルファベットを直接記入してください。",
-        "質問に対する回答を単語や短いフレーズで記入してください。",
-    ),
-}
 
 
-def mmmu_prompt(row: Row, task: str) -> str:
-    """The question, its options as letters, then the instruction; "<image N>" kept."""
-    choice_prompt, open_prompt = MMMU_PROMPTS[task]
+def mmmu_prompt(row: Row, choice_instruction: str, open_instruction: str) -> str:
+    """The question, its options as letters then the multiple-choice instruction, or the
+    open-question instruction; "<image N>" kept."""
     question = row["question"].replace("<image1>", "<image 1>")
     if row["question_type"] == "multiple-choice":
-        choices = letters_list(ast.literal_eval(row["options"]))
-        return f"{question}\n{choices}\n\n{choice_prompt}"
-    return f"{question}\n\n{open_prompt}"
+        options = ast.literal_eval(row["options"])
+        return choice_prompt(question, options, choice_instruction)
+    return f"{question}\n\n{open_instruction}"
 
 
-def mmmu_items(source: Source, task: str, split: str) -> Iterator[TaskItem]:
+def mmmu_items(
+    source: Source, task: str, split: str, evalmm_dir: Path | None
+) -> Iterator[TaskItem]:
     """Images: those the prompt names ("<image N>"), sorted by column name, as RGB; the
-    prompt's "<image 1>" … "<image 7>" become "<image>"."""
+    prompt's "<image 1>" … "<image 7>" become "<image>". The instructions: MULTI_CHOICE_PROMPT
+    and OPEN_ENDED_PROMPT of the task's module (mmmu.py, jmmmu.py)."""
+    choice_instruction = TaskText(f"{task}.py", "MULTI_CHOICE_PROMPT").read(evalmm_dir)
+    open_instruction = TaskText(f"{task}.py", "OPEN_ENDED_PROMPT").read(evalmm_dir)
     columns = ["id", "question", "options", "question_type", "answer"]
     for config in source.config_names():
         for row in source.rows(config, split, columns, MMMU_IMAGE_COLUMNS):
             qid = str(row["id"])
-            full = mmmu_prompt(row, task)
+            full = mmmu_prompt(row, choice_instruction, open_instruction)
             names = sorted({f"image_{n}" for n in re.findall(r"<image (\d+)>", full)})
             images = []
             for name in names:
@@ -343,21 +352,24 @@ def mmmu_items(source: Source, task: str, split: str) -> Iterator[TaskItem]:
             yield item(qid, prompt, images, row["answer"], doc)
 
 
-def jmmmu(source: Source, _options: Options) -> Iterator[TaskItem]:
-    return mmmu_items(source, "jmmmu", "test")
+def jmmmu(source: Source, options: Options) -> Iterator[TaskItem]:
+    return mmmu_items(source, "jmmmu", "test", options.evalmm_dir)
 
 
-def mmmu(source: Source, _options: Options) -> Iterator[TaskItem]:
-    return mmmu_items(source, "mmmu", "validation")
+def mmmu(source: Source, options: Options) -> Iterator[TaskItem]:
+    return mmmu_items(source, "mmmu", "validation", options.evalmm_dir)
 
 
-def mmmlu(source: Source, _options: Options) -> Iterator[TaskItem]:
-    """Text only: the question and its four options on one line."""
-    columns = ["Unnamed: 0", "Question", "A", "B", "C", "D", "Answer"]
+def mmmlu(source: Source, options: Options) -> Iterator[TaskItem]:
+    """Text only: the row's fields put in the f-string that `build_prompt` in
+    MMMLU._prepare_dataset (mmmlu.py) returns, texts and fields in its order."""
+    scope = "MMMLU._prepare_dataset.build_prompt"
+    template = task_fstring("mmmlu.py", scope, options.evalmm_dir)
+    keys = [part.key for part in template if isinstance(part, KeyField)]
+    columns = list(dict.fromkeys(["Unnamed: 0", "Answer", *keys]))
     for row in source.rows("JA_JP", "test", columns):
-        prompt = (
-            f"{row['Question']} A: {row['A']} B: {row['B']} C: {row['C']} D: {row['D']}. "
-            "Output only the letter of the correct answer. Answer:"
+        prompt = "".join(
+            part if isinstance(part, str) else format(row[part.key]) for part in template
         )
         yield item(str(row["Unnamed: 0"]), prompt, [], row["Answer"], {"input_text": prompt})
 
@@ -365,22 +377,9 @@ def mmmlu(source: Source, _options: Options) -> Iterator[TaskItem]:
 # --- JaWildText ------------------------------------------------------------------------------
 
 JAWILDTEXT = "llm-jp/jawildtext"
-BOARD_SUFFIX = (
-    "\n画像を参照して回答してください。推論過程は出力しても構いませんが、"
-    "最終回答は必ず \\boxed{...} で囲み、ボックス内には最終回答のみを1つだけ記載してください。"
-)
-HANDWRITING_PROMPT = (
-    "OCR:\n画像内の文字をすべて読んでください。 改行されている部分には必ず\\nを挿入してください。"
-)
-RECEIPT_PROMPT = (
-    "レシート画像からキー情報を抽出し、JSON形式で返してください。 "
-    "フィールド: store_name, store_address, receipt_id, date, time, "
-    "total_amount, tax_amount, line_items[]. "
-    "値は画像の文字をそのまま出力してください（推測・正規化・整形しない）。"
-    "無い項目は null にしてください。 "
-    'line_items は {"item_name": "", "item_price": "", '
-    '"item_quantity": ""} の配列で返してください。'
-)
+BOARD_SUFFIX = TaskText("jawildtext_board_vqa.py", "BOARD_VQA_PROMPT_SUFFIX")
+HANDWRITING_PROMPT = TaskText("jawildtext_handwriting_ocr.py", "HANDWRITING_OCR_PROMPT")
+RECEIPT_PROMPT = TaskText("jawildtext_receipt_kie.py", "RECEIPT_KIE_PROMPT")
 RECEIPT_FIELDS = [
     "store_name",
     "store_address",
@@ -393,10 +392,11 @@ RECEIPT_FIELDS = [
 LINE_ITEM_FIELDS = ["item_name", "item_price", "item_quantity"]
 
 
-def jawildtext_board_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+def jawildtext_board_vqa(source: Source, options: Options) -> Iterator[TaskItem]:
+    suffix = BOARD_SUFFIX.read(options.evalmm_dir)
     for index, row in enumerate(source.rows("board_vqa", "train", ["question", "answer", "image"])):
         qid = str(index)
-        prompt = (row["question"] or "") + BOARD_SUFFIX
+        prompt = (row["question"] or "") + suffix
         answer = row["answer"] or ""
         yield item(qid, prompt, [image_of(row["image"], qid)], answer, {"input_text": prompt})
 
@@ -418,13 +418,13 @@ def reading_order(polygons: list[dict[str, Any]] | None) -> str:
     return "\n".join(a["text"] for a in ordered if a.get("text"))
 
 
-def jawildtext_handwriting_ocr(source: Source, _options: Options) -> Iterator[TaskItem]:
+def jawildtext_handwriting_ocr(source: Source, options: Options) -> Iterator[TaskItem]:
+    prompt = HANDWRITING_PROMPT.read(options.evalmm_dir)
     rows = source.rows("handwriting_ocr", "train", ["polygons", "image"])
     for index, row in enumerate(rows):
         qid = str(index)
         answer = reading_order(row["polygons"])
-        doc = {"input_text": HANDWRITING_PROMPT}
-        yield item(qid, HANDWRITING_PROMPT, [image_of(row["image"], qid)], answer, doc)
+        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {"input_text": prompt})
 
 
 def field_value(value: Any) -> Any:
@@ -444,19 +444,22 @@ def receipt_gold(fields: dict[str, Any] | None) -> str:
     return json.dumps(gold, ensure_ascii=False)
 
 
-def jawildtext_receipt_kie(source: Source, _options: Options) -> Iterator[TaskItem]:
+def jawildtext_receipt_kie(source: Source, options: Options) -> Iterator[TaskItem]:
+    prompt = RECEIPT_PROMPT.read(options.evalmm_dir)
     for index, row in enumerate(source.rows("receipt_kie", "train", ["fields", "image"])):
         qid = str(index)
         answer = receipt_gold(row["fields"])
-        doc = {"input_text": RECEIPT_PROMPT}
-        yield item(qid, RECEIPT_PROMPT, [image_of(row["image"], qid)], answer, doc)
+        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {"input_text": prompt})
 
 
 # --- English tasks ---------------------------------------------------------------------------
 
-CHOICE_SUFFIX = "\nAnswer with the option's letter from the given choices directly."
-PHRASE_SUFFIX = "\nAnswer the question using a single word or phrase."
-WORD_SUFFIX = "\nAnswer the question with a single word."
+AI2D_SUFFIX = TaskText("ai2d.py", "post_prompt", "AI2D.doc_to_text")
+BLINK_SUFFIX = TaskText("blink.py", "post_prompt", "BLINK.doc_to_text")
+DOCVQA_SUFFIX = TaskText("docvqa.py", "post_prompt", "DocVQA.doc_to_text")
+INFOGRAPHICVQA_SUFFIX = TaskText("infographicvqa.py", "post_prompt", "InfographicVQA.doc_to_text")
+CHARTQA_SUFFIX = TaskText("chartqa.py", "post_prompt", "ChartQA.doc_to_text")
+CHARTQAPRO_SUFFIX = TaskText("chartqapro.py", "post_prompt", "ChartQAPro.doc_to_text")
 BLINK_CONFIGS = [
     "Art_Style",
     "Counting",
@@ -475,18 +478,20 @@ BLINK_CONFIGS = [
 ]
 
 
-def ai2d(source: Source, _options: Options) -> Iterator[TaskItem]:
+def ai2d(source: Source, options: Options) -> Iterator[TaskItem]:
+    suffix = AI2D_SUFFIX.read(options.evalmm_dir)
     for index, row in enumerate(
         source.rows(None, "test", ["question", "options", "answer", "image"])
     ):
         qid = str(index)
-        prompt = f"{row['question']}\n{letters_list(row['options'])}{CHOICE_SUFFIX}"
+        prompt = f"{row['question']}\n{letters_list(row['options'])}{suffix}"
         answer = chr(ord("A") + int(row["answer"]))
         yield item(qid, prompt, [image_of(row["image"], qid)], answer, {})
 
 
-def blink(source: Source, _options: Options) -> Iterator[TaskItem]:
+def blink(source: Source, options: Options) -> Iterator[TaskItem]:
     """The fourteen configs in the Task's order, ids counting over all of them."""
+    suffix = BLINK_SUFFIX.read(options.evalmm_dir)
     index = 0
     image_columns = ["image_1", "image_2", "image_3", "image_4"]
     for config in BLINK_CONFIGS:
@@ -497,23 +502,24 @@ def blink(source: Source, _options: Options) -> Iterator[TaskItem]:
             answer = row["answer"]
             if answer.startswith("(") and answer.endswith(")"):
                 answer = answer[1:-1]
-            yield item(qid, f"{row['prompt']}{CHOICE_SUFFIX}", images, answer, {})
+            yield item(qid, f"{row['prompt']}{suffix}", images, answer, {})
 
 
-def docvqa_config(source: Source, config: str) -> Iterator[TaskItem]:
+def docvqa_config(source: Source, config: str, suffix: str) -> Iterator[TaskItem]:
     columns = ["questionId", "question", "answers", "image"]
     for row in source.rows(config, "validation", columns):
         qid = str(row["questionId"])
-        prompt = f"{row['question']}{PHRASE_SUFFIX}"
+        prompt = f"{row['question']}{suffix}"
         yield item(qid, prompt, [image_of(row["image"], qid)], row["answers"], {})
 
 
-def docvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
-    return docvqa_config(source, "DocVQA")
+def docvqa(source: Source, options: Options) -> Iterator[TaskItem]:
+    return docvqa_config(source, "DocVQA", DOCVQA_SUFFIX.read(options.evalmm_dir))
 
 
-def infographicvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
-    return docvqa_config(source, "InfographicVQA")
+def infographicvqa(source: Source, options: Options) -> Iterator[TaskItem]:
+    suffix = INFOGRAPHICVQA_SUFFIX.read(options.evalmm_dir)
+    return docvqa_config(source, "InfographicVQA", suffix)
 
 
 def textvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -530,8 +536,9 @@ def okvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
         yield item(qid, row["question"], [image_of(row["image"], qid)], answers, {})
 
 
-def chartqa(source: Source, _options: Options) -> Iterator[TaskItem]:
+def chartqa(source: Source, options: Options) -> Iterator[TaskItem]:
     """The answer: `label` where the dataset has it, else `answer`, as a list."""
+    suffix = CHARTQA_SUFFIX.read(options.evalmm_dir)
     rows = source.rows(None, "test", ["question", "image"], ["label", "answer"])
     for index, row in enumerate(rows):
         qid = str(index)
@@ -539,7 +546,7 @@ def chartqa(source: Source, _options: Options) -> Iterator[TaskItem]:
             raise DataError(f"chartqa item {qid}: no question")
         answer = row["label"] if "label" in row else row.get("answer", "")
         answers = answer if isinstance(answer, list) else [str(answer)]
-        prompt = f"{row['question']}{WORD_SUFFIX}"
+        prompt = f"{row['question']}{suffix}"
         yield item(qid, prompt, [image_of(row["image"], qid)], answers, {})
 
 
@@ -558,14 +565,15 @@ def chartqapro_answers(answer: Any) -> list[str]:
     return [str(answer)] if answer else []
 
 
-def chartqapro(source: Source, _options: Options) -> Iterator[TaskItem]:
+def chartqapro(source: Source, options: Options) -> Iterator[TaskItem]:
     """Ids are "<first year>_<row index>": the Task's own (year and Python's per-process
     string hash of the question) change from run to run, so they cannot be reproduced."""
+    suffix = CHARTQAPRO_SUFFIX.read(options.evalmm_dir)
     for index, row in enumerate(
         source.rows(None, "test", ["Question", "image"], ["Year", "Answer"])
     ):
         years = row.get("Year")
         qid = f"{years[0] if years else 'unknown'}_{index}"
-        prompt = f"{row['Question'][0]}{WORD_SUFFIX}"
+        prompt = f"{row['Question'][0]}{suffix}"
         answers = chartqapro_answers(row.get("Answer", []))
         yield item(qid, prompt, [chartqapro_image(row["image"], qid)], answers, {})

@@ -109,11 +109,15 @@ def iter_items(
     name: str,
     data_dir: Path | None = None,
     *,
+    evalmm_dir: Path | None = None,
     rotate_choices: bool = False,
     max_items: int | None = None,
 ) -> Iterator[TaskItem]:
     """The task's items in dataset order (the first `max_items` of them), images undecoded.
-    `rotate_choices`: MECHA-ja's four rotations of each item's options."""
+    `evalmm_dir`: llm-jp-eval-mm's checkout or fetched copy, whose task files hold the texts
+    the prompts add (None: $EVALMM_DIR, else the fetched copy); `rotate_choices`: MECHA-ja's
+    four rotations of each item's options."""
     info = task_info(name)
-    items = BUILDERS[name](source_of(info, data_dir), Options(rotate_choices=rotate_choices))
+    options = Options(rotate_choices=rotate_choices, evalmm_dir=evalmm_dir)
+    items = BUILDERS[name](source_of(info, data_dir), options)
     return items if max_items is None else islice(items, max_items)

@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
             task_run = task_runs.TaskRun(
                 task, args.model, args.out, data.get(task), generation, args.metrics,
                 args.inference_only, args.max_items, args.overwrite, args.rotate_choices,
+                args.evalmm_dir,
             )  # fmt: skip
             try:
                 evaluation = task_runs.run_task(task_run, client, options)

@@ -39,8 +39,8 @@ def add_scorer_choices(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--evalmm-dir",
         type=Path,
-        help="llm-jp-eval-mm checkout holding the judge prompts and JMMMU's indicators "
-        "(default: $EVALMM_DIR, the fetched copy, or an installed eval_mm)",
+        help="llm-jp-eval-mm checkout holding the tasks' and judges' prompts and JMMMU's "
+        "indicators (default: $EVALMM_DIR, the fetched copy, or an installed eval_mm)",
     )
     parser.add_argument(
         "--judge-errors",
