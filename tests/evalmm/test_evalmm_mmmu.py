@@ -130,32 +130,37 @@ def test_bad_options() -> None:
 
 
 def test_indicators_from_an_installed_eval_mm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, evalmm_dir: Path
 ) -> None:
     """Without a checkout or fetched copy, the list comes from an installed eval_mm package
-    (found, not imported: its __init__ would fail here)."""
+    (found, not imported: its __init__ would fail here), checked as a checkout's file is."""
     import json
+    import shutil
 
     from cli_runner import run_cli
 
     package = tmp_path / "site" / "eval_mm"
     (package / "metrics").mkdir(parents=True)
     (package / "__init__.py").write_text("raise ImportError('not to be imported')\n")
-    (package / "metrics" / "jmmmu_scorer.py").write_text(
-        '_JAPANESE_INDICATORS = ["解答は、" "回答は"]\n', encoding="utf-8"
-    )
+    original = evalmm_dir / "src" / "eval_mm" / "metrics" / "jmmmu_scorer.py"
+    installed = package / "metrics" / "jmmmu_scorer.py"
+    shutil.copyfile(original, installed)
     item = {"ref": "京", "pred": "東京ではない。回答は京", "id": "validation_Math_1",
             "question_type": "open"}  # fmt: skip
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(item, ensure_ascii=False) + "\n", encoding="utf-8")
+    command = ["mm", "score", "--metric", "jmmmu", "--json", str(source)]
+    checkout = run_cli(*command, cwd=tmp_path, env={"EVALMM_DIR": str(evalmm_dir)})
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
     monkeypatch.setenv("EVALMM_DIR", str(tmp_path / "none"))
-    fixed = run_cli("mm", "score", "--metric", "jmmmu", "--fix-quirks", "--json", str(source),
-                    cwd=tmp_path)  # fmt: skip
-    plain = run_cli("mm", "score", "--metric", "jmmmu", "--json", str(source), cwd=tmp_path)
-    assert fixed.returncode == 0, fixed.stderr
-    assert json.loads(fixed.stdout)["overall_score"] == 1.0
-    assert json.loads(plain.stdout)["overall_score"] == 0.0
+    found = run_cli(*command, cwd=tmp_path)
+    assert checkout.returncode == 0 and found.returncode == 0, found.stderr
+    assert json.loads(found.stdout) == json.loads(checkout.stdout)
+    installed.write_text('_JAPANESE_INDICATORS = ["解答は、" "回答は"]\n', encoding="utf-8")
+    changed = run_cli(*command, cwd=tmp_path)
+    assert changed.returncode != 0
+    (line,) = changed.stderr.strip().splitlines()
+    assert "does not match llm-jp-eval-mm at the pinned commit" in line and str(installed) in line
 
 
 def test_missing_indicator_file_says_how_to_get_it(tmp_path: Path) -> None:

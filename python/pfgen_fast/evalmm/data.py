@@ -52,20 +52,23 @@ def installed_package_dir() -> Path | None:
 
 def package_file(relative: str, data_dir: Path | None = None) -> Path:
     """`src/eval_mm/<relative>` ("tasks/ai2d.py", "metrics/jmmmu_scorer.py") of the checkout
-    or fetched copy, checked against the manifest (which lists every file read), else of the
-    installed eval_mm package when no directory was given."""
+    or fetched copy, else of the installed eval_mm package when no directory was given; either
+    checked against the manifest (which lists every file read)."""
+    from pfgen_fast.common.archive import verify_files
+
     directory = data_dir if data_dir is not None else default_data_dir()
     name = f"{PACKAGE}/{relative}"
-    path = directory / name
-    if path.is_file():
-        problems = PUBLISHED.verify(directory, [name])
-        if problems:
-            raise DataError(
-                f"{path} does not match llm-jp-eval-mm at the pinned commit "
-                f"({FETCH_HINT}): {problems[0]}"
-            )
-        return path
-    installed = installed_package_dir()
-    if data_dir is None and installed is not None and (installed / relative).is_file():
-        return installed / relative
-    raise DataError(f"llm-jp-eval-mm's {name} not found at {directory}: {FETCH_HINT}")
+    package = directory / PACKAGE
+    if not (package / relative).is_file():
+        installed = installed_package_dir()
+        if data_dir is not None or installed is None or not (installed / relative).is_file():
+            raise DataError(f"llm-jp-eval-mm's {name} not found at {directory}: {FETCH_HINT}")
+        package = installed
+    digest = PUBLISHED.load_manifest()["files"][name]
+    problems = verify_files(package, {relative: digest}, PUBLISHED.algorithm)
+    if problems:
+        raise DataError(
+            f"{package / relative} does not match llm-jp-eval-mm at the pinned commit "
+            f"({FETCH_HINT}): {problems[0]}"
+        )
+    return package / relative
