@@ -142,14 +142,21 @@ def test_jic_vqa_needs_its_prepared_file(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(list(tasks.iter_items("jic-vqa", file))) == 2
 
 
-def test_unreachable_hub_names_both_ways(tmp_path: Path) -> None:
-    """No network (the Hub offline, an empty cache): one line naming --data and the download."""
+@pytest.mark.parametrize(
+    ("task", "dataset", "pinned"),
+    [("textvqa", "lmms-lab/textvqa", True), ("jdocqa", "speed/JDocQA", False)],
+)
+def test_unreachable_hub_names_both_ways(
+    tmp_path: Path, task: str, dataset: str, pinned: bool
+) -> None:
+    """No network (the Hub offline, an empty cache): one line naming --data and the download;
+    a dataset with no pinned revision is said to be unpinned."""
     script = textwrap.dedent(
-        """
+        f"""
         from pfgen_fast.common.errors import PfgenError
         from pfgen_fast.evalmm import tasks
         try:
-            next(tasks.iter_items("textvqa"))
+            next(tasks.iter_items({task!r}))
         except PfgenError as error:
             print(error)
         """
@@ -170,12 +177,10 @@ def test_unreachable_hub_names_both_ways(tmp_path: Path) -> None:
     )
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1, result.stdout + result.stderr
-    assert lines[0].startswith("textvqa: cannot load lmms-lab/textvqa from the Hub (")
-    assert "--data textvqa=DIR" in lines[0]
-    assert (
-        "huggingface-cli download --repo-type dataset lmms-lab/textvqa --local-dir DIR" in lines[0]
-    )
-    assert "lmms-lab/textvqa is unpinned" in result.stderr
+    assert lines[0].startswith(f"{task}: cannot load {dataset} from the Hub (")
+    assert f"--data {task}=DIR" in lines[0]
+    assert f"huggingface-cli download --repo-type dataset {dataset} --local-dir DIR" in lines[0]
+    assert (f"{dataset} is unpinned" in result.stderr) is not pinned
 
 
 @pytest.mark.parametrize("name", ["jmmmu", "mecha-ja", "blink", "cc-ocr", "jawildtext-receipt-kie"])
