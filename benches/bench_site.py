@@ -86,7 +86,7 @@ def show_times(index: Path) -> tuple[float | None, float] | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--copies", type=int, default=8, help="copies of the runs (default: 8)")
     args = parser.parse_args()
     source = bench_dir()

@@ -14,7 +14,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pfgen_fast.common.errors import PfgenError
@@ -237,8 +237,23 @@ def question_files(draw: st.DrawFn) -> bytes:
     return draw(st.one_of(st.just(data), mutated(data), odd_files))
 
 
+# A keyword the core cannot take (a lone surrogate), always tried: the examples hypothesis
+# generates depend on the modules loaded before the test.
+SURROGATE_KEYWORD = encoded(
+    {
+        "question_id": "Q01",
+        "question": QUESTION,
+        "category": "test",
+        "note": "",
+        "keywords": [{"t": "\ud800"}],
+        "answers": {"R": ["東港です。"]},
+    }
+)
+
+
 @FUZZ
 @given(raw=question_files())
+@example(raw=SURROGATE_KEYWORD)
 def test_question_file_reader(tmp_path: Path, raw: bytes) -> None:
     from pfgen_fast.pfgen.data import load_question
     from pfgen_fast.pfgen.scorer import QuestionScorer

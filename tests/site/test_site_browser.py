@@ -1,6 +1,7 @@
 """The site in a real headless Chromium with the network cut (a proxy that refuses): rows,
 sorting both ways, filter and column chooser, run pages with known answers, images that load,
-every request a file under OUT, no console error, and the CSV download equal to the table."""
+a task's shared items that fail to load, every request a file under OUT, no console error, and
+the CSV download equal to the table."""
 
 from __future__ import annotations
 
@@ -215,6 +216,35 @@ def test_another_model_of_the_task_shows_its_answer_first(site: Site) -> None:
     second = [u.rsplit("/", 1)[1] for u in site.urls[middle:] if "/runs/" in u]
     assert len(first) == 2 and first[0] == f"{pages[0]}.js"
     assert second == [f"{pages[1]}.js"]
+
+
+def test_missing_shared_items_show_the_note_at_every_opening(tmp_path: Path) -> None:
+    """The task's shared script is missing: each opening of a run shows the missing note (not
+    "loading…" for ever); once the script is back, the next opening shows the items."""
+    results, dataset = make_mm(tmp_path)
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", results, "--mm-data", f"{MM_TASK}={dataset}")
+    assert done.returncode == 0, done.stderr
+    [script] = (out / "runs").glob("mm-task-*.js")
+    kept = script.read_bytes()
+    script.unlink()
+    missing_note = json.dumps("this run's data is missing")
+    with chromium() as driver:
+        site = Site(out, tmp_path, driver)
+        site.open_index("#mm")
+        drill = site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"] [data-drill]')
+        for _ in range(3):
+            drill.click()
+            # `#run` shown: this opening's view, not the last one's hidden note
+            site.wait(
+                "!document.querySelector('#run').hidden && "
+                f"document.querySelector('#run').textContent === {missing_note}"
+            )
+            driver.back()
+            site.wait("!document.querySelector('#boards').hidden")
+        script.write_bytes(kept)
+        drill.click()
+        site.wait("document.querySelectorAll('[data-item]').length === 2")
 
 
 def test_lctg_and_judge_runs(site: Site) -> None:

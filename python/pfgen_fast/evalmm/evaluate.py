@@ -14,37 +14,11 @@ from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.evalmm.scorers import Options, get_scorer
 from pfgen_fast.evalmm.scoring import check_item, score_items
+from pfgen_fast.evalmm.tasks import METRICS
 
 PREDICTIONS = "prediction.jsonl"
 EVALUATION = "evaluation.jsonl"
 JUDGE_LOG = "judge_replies.jsonl"
-# llm-jp-eval-mm's default metrics per task (its metadata.TASKS).
-TASK_METRICS: dict[str, list[str]] = {
-    "japanese-heron-bench": ["heron-bench"],
-    "ja-vlm-bench-in-the-wild": ["llm-as-a-judge", "rougel"],
-    "ja-vg-vqa-500": ["llm-as-a-judge", "rougel"],
-    "ja-multi-image-vqa": ["llm-as-a-judge", "rougel"],
-    "llava-bench-in-the-wild": ["llm-as-a-judge", "rougel"],
-    "jdocqa": ["jdocqa"],
-    "jmmmu": ["jmmmu"],
-    "jic-vqa": ["jic-vqa"],
-    "mecha-ja": ["mecha-ja"],
-    "cc-ocr": ["cc-ocr"],
-    "cvqa": ["substring-match"],
-    "jawildtext-board-vqa": ["jawildtext-board-vqa"],
-    "jawildtext-handwriting-ocr": ["jawildtext-handwriting-ocr"],
-    "jawildtext-receipt-kie": ["jawildtext-receipt-kie"],
-    "okvqa": ["substring-match"],
-    "textvqa": ["substring-match"],
-    "chartqa": ["substring-match"],
-    "docvqa": ["substring-match"],
-    "infographicvqa": ["substring-match"],
-    "chartqapro": ["substring-match"],
-    "ai2d": ["ai2d"],
-    "blink": ["blink"],
-    "mmmu": ["mmmu"],
-    "mmmlu": ["exact-match"],
-}
 
 
 @dataclass
@@ -93,10 +67,10 @@ def read_run(folder: Path, result_dir: Path | None = None) -> Run:
 def metrics_of(run: Run, chosen: list[str] | None) -> list[str]:
     if chosen:
         return chosen
-    metrics = TASK_METRICS.get(run.task)
+    metrics = METRICS.get(run.task)
     if metrics is None:
         raise PfgenError(f"{run.folder}: unknown task {run.task!r}: name the metrics (--metrics)")
-    return metrics
+    return list(metrics)
 
 
 def read_docs(path: Path) -> dict[Any, dict[str, Any]]:

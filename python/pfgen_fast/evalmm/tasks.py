@@ -70,6 +70,8 @@ TASKS: list[tuple[str, str, str, tuple[str, ...], str, str, Builder]] = [
     ("jawildtext-receipt-kie", build.JAWILDTEXT, "train", ("jawildtext-receipt-kie",), KNOWLEDGE, "JWTxt-Receipt", build.jawildtext_receipt_kie),  # noqa: E501
 ]  # fmt: skip
 BUILDERS: dict[str, Builder] = {entry[0]: entry[6] for entry in TASKS}
+# each task's default metrics, what `mm evaluate` scores when none are named
+METRICS: dict[str, tuple[str, ...]] = {entry[0]: entry[3] for entry in TASKS}
 
 
 def task_names() -> list[str]:

@@ -94,10 +94,13 @@ class QuestionScorer:
         self.sources = chosen
         self.num_references = sum(len(question.answers[key]) for key in chosen)
         self._regexes: list[re.Pattern[str]] = []
-        rules = [
-            (_convert_rule(rule, self._regexes), 1.0 - rule.get("importance", 1.0))
-            for rule in question.keywords
-        ]
+        try:
+            rules = [
+                (_convert_rule(rule, self._regexes), 1.0 - rule.get("importance", 1.0))
+                for rule in question.keywords
+            ]
+        except ValueError as error:  # a keyword the core cannot take, e.g. a lone surrogate
+            raise DataError(f"{question.path}: keywords: {error}") from None
         path = table_file(question, chosen) if cache_tables else None
         cached = None if path is None else load_tables(path, chosen, rules, len(self._regexes))
         if cached is not None:

@@ -134,10 +134,13 @@
   const loaded = {};
   const shared = {}; // id -> the shared items, null while their script loads
 
-  function loadScript(id) {
+  function loadScript(id, failed = () => {}) {
     const script = document.createElement("script");
     script.src = "runs/" + encodeURIComponent(id) + ".js";
-    script.onerror = () => $("#run").replaceChildren(element("p", "note", "this run's data is missing"));
+    script.onerror = () => {
+      failed();
+      $("#run").replaceChildren(element("p", "note", "this run's data is missing"));
+    };
     document.body.appendChild(script);
   }
 
@@ -171,7 +174,8 @@
     else if (shared[page.shared]) renderRun(sharedRun(page, shared[page.shared]));
     else if (!(page.shared in shared)) {
       shared[page.shared] = null;
-      loadScript(page.shared);
+      // forgotten when the script fails, so that the next opening loads it again
+      loadScript(page.shared, () => { delete shared[page.shared]; });
     }
   }
 
