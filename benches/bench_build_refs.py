@@ -87,7 +87,7 @@ def python_baseline(answers: list[str]) -> tuple[float, list[int]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1_000_000)
     parser.add_argument("--ten-million", action="store_true")
     args = parser.parse_args()

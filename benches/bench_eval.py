@@ -221,7 +221,7 @@ def print_timings(timings: list[Timing], num_runs: int, num_answers: int) -> Non
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", nargs="?", type=Path, help="a pfgen-bench checkout")
     parser.add_argument("--warm-tables", action="store_true", help="tables from a table cache")
     parser.add_argument("--no-reference", action="store_true", help="skip the reference")

@@ -256,7 +256,7 @@ def report(metric: str, pairs: int, sample: int, eval_mm_python: str | None) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=4000)
     parser.add_argument("--sample", type=int, default=60, help="pairs for the original way")
     parser.add_argument(

@@ -127,7 +127,7 @@ def baseline(url: str, folder: Path) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=4000)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()

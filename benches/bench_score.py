@@ -413,7 +413,7 @@ def measure_trials_order() -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument(
         "--trials-order", action="store_true", help="only published answers in trials order"
