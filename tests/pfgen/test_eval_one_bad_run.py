@@ -50,6 +50,7 @@ BROKEN = {
     "trials a folder": ("trials.jsonl.xz", None),
     "result not JSON": ("result.json", b'{"input_hash": '),
     "result wrong types": ("result.json", b'{"input_hash": 1, "scores": "x", "config": []}'),
+    "result deeply nested": ("result.json", b'{"input_hash": ' + b"[" * 100_000 + b"]" * 100_000),
     "result a folder": ("result.json", None),
     "score cache not JSON": ("cache/scores.json", b"\x00\x01"),
     "score cache a file": ("cache", b"not a folder"),

@@ -16,7 +16,6 @@ flight.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
@@ -332,8 +331,8 @@ class Evaluator:
         if self.force or not result_path.is_file():
             return None
         try:
-            stored = json.loads(result_path.read_bytes())
-        except (OSError, ValueError, RecursionError):
+            stored = orjson.loads(result_path.read_bytes())
+        except (OSError, ValueError):  # orjson's errors, deep nesting too, are ValueErrors
             return None
         current = (
             isinstance(stored, dict)
