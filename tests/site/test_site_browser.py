@@ -262,14 +262,24 @@ def test_lctg_and_judge_runs(site: Site) -> None:
     site.collect_logs()
 
 
+def finished_download(downloads: Path, name: str, timeout: float = 10) -> Path:
+    """Waits for Chromium to finish a download: it reserves the final name with an empty file
+    while it writes to a `.crdownload` beside it."""
+    path = downloads / name
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        writing = any(downloads.glob("*.crdownload"))
+        if not writing and path.is_file() and path.stat().st_size > 0:
+            return path
+        time.sleep(0.05)
+    raise AssertionError(f"the download {name} did not finish in {timeout} s")
+
+
 def test_the_csv_download_equals_the_table(site: Site) -> None:
     site.open_index("#pfgen")
     site.css('[data-leaderboard="pfgen"] th[data-column="score"]').click()
     site.css('[data-board="pfgen"] [data-download="csv"]').click()
-    path = site.downloads / "pfgen.csv"
-    deadline = time.monotonic() + 10
-    while not path.is_file() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    path = finished_download(site.downloads, "pfgen.csv")
     with path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))
     table = site.driver.execute_script(
