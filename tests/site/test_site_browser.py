@@ -1,7 +1,7 @@
 """The site in a real headless Chromium with the network cut (a proxy that refuses): rows,
 sorting both ways, filter and column chooser, run pages with known answers, images that load,
-a task's shared items that fail to load, every request a file under OUT, no console error, and
-the CSV download equal to the table."""
+a task's shared items or a run that fail to load, every request a file under OUT, no console
+error, and the CSV download equal to the table."""
 
 from __future__ import annotations
 
@@ -238,13 +238,49 @@ def test_missing_shared_items_show_the_note_at_every_opening(tmp_path: Path) -> 
             # `#run` shown: this opening's view, not the last one's hidden note
             site.wait(
                 "!document.querySelector('#run').hidden && "
-                f"document.querySelector('#run').textContent === {missing_note}"
+                f"document.querySelector('#run .note').textContent === {missing_note}"
             )
-            driver.back()
+            site.css("#run a.back").click()
             site.wait("!document.querySelector('#boards').hidden")
+            assert site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"]').is_displayed()
         script.write_bytes(kept)
         drill.click()
         site.wait("document.querySelectorAll('[data-item]').length === 2")
+
+
+def test_a_run_that_fails_to_load_leaves_the_next_opened_run_alone(tmp_path: Path) -> None:
+    """One run's script is missing; it is opened and, before its load fails, another run: the
+    other run's items stay, with no missing note written over them."""
+    results, dataset = make_mm(tmp_path)
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", results, "--mm-data", f"{MM_TASK}={dataset}")
+    assert done.returncode == 0, done.stderr
+    with chromium() as driver:
+        site = Site(out, tmp_path, driver)
+        site.open_index("#mm")
+        small = site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"] [data-drill]')
+        large = site.css(f'tr[data-run="{MM_TASK}/org__vlm-large"] [data-drill]')
+        ids = [small.get_attribute("data-drill"), large.get_attribute("data-drill")]
+        large.click()
+        site.wait("document.querySelectorAll('[data-item]').length === 2")
+        (out / "runs" / f"{ids[0]}.js").unlink()
+        # two openings in one task, as quick clicks would be: the first script cannot fail
+        # between them
+        driver.execute_script(
+            """window.failedScripts = 0;
+            document.addEventListener('error', () => { window.failedScripts += 1; }, true);
+            for (const id of arguments) {
+                history.replaceState(null, '', '#run/' + id);
+                window.dispatchEvent(new HashChangeEvent('hashchange'));
+            }""",
+            *ids,
+        )
+        site.wait("window.failedScripts === 1")
+        assert len(site.all("[data-item]")) == 2
+        assert not site.all("#run .note")
+        assert site.all('[data-item="q2"] [data-answer]')[0].get_attribute("data-answer") == (
+            "org/vlm-large"
+        )
 
 
 def test_lctg_and_judge_runs(site: Site) -> None:

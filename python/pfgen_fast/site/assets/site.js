@@ -22,7 +22,10 @@
   }
 
   /* Tabs: one benchmark's leaderboards at a time. */
+  let shownBench = null; // the leaderboard last shown, where a missing run's note leads back to
+
   function show(bench) {
+    shownBench = bench;
     $$("[data-show]").forEach((b) => b.classList.toggle("active", b.dataset.show === bench));
     $$("section.bench").forEach((s) => { s.hidden = s.dataset.bench !== bench; });
     $("#boards").hidden = false;
@@ -134,19 +137,27 @@
   const loaded = {};
   const shared = {}; // id -> the shared items, null while their script loads
 
-  function loadScript(id, failed = () => {}) {
+  function loadScript(id, failed) {
     const script = document.createElement("script");
     script.src = "runs/" + encodeURIComponent(id) + ".js";
-    script.onerror = () => {
-      failed();
-      $("#run").replaceChildren(element("p", "note", "this run's data is missing"));
-    };
+    script.onerror = failed;
     document.body.appendChild(script);
   }
 
-  function openedPage() {
+  function openedId() {
     const hash = decodeURIComponent(location.hash.slice(1));
-    return hash.startsWith("run/") ? loaded[hash.slice(4)] : undefined;
+    return hash.startsWith("run/") ? hash.slice(4) : undefined;
+  }
+
+  function openedPage() {
+    const id = openedId();
+    return id === undefined ? undefined : loaded[id];
+  }
+
+  function showMissing() {
+    const back = element("a", "back", "← leaderboards");
+    back.href = "#" + (shownBench ?? "");
+    $("#run").replaceChildren(back, element("p", "note", "this run's data is missing"));
   }
 
   window.siteRunLoaded = function (page) {
@@ -166,7 +177,8 @@
     view.hidden = false;
     view.replaceChildren(element("p", "note", "loading…"));
     if (loaded[id]) showRun(loaded[id]);
-    else loadScript(id);
+    // a script that fails after another run was opened leaves that run's view alone
+    else loadScript(id, () => { if (openedId() === id) showMissing(); });
   }
 
   function showRun(page) {
@@ -175,7 +187,11 @@
     else if (!(page.shared in shared)) {
       shared[page.shared] = null;
       // forgotten when the script fails, so that the next opening loads it again
-      loadScript(page.shared, () => { delete shared[page.shared]; });
+      loadScript(page.shared, () => {
+        delete shared[page.shared];
+        const opened = openedPage();
+        if (opened && opened.shared === page.shared) showMissing();
+      });
     }
   }
 
