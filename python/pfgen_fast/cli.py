@@ -41,22 +41,24 @@ other benchmark (lctg, mm, judge). `python -m pfgen_fast COMMAND --help` lists a
 options."""
 EXIT_STATUS = """\
 exit status: 0 every input used and every output written; 1 an error (named on stderr), also
-when the other inputs were processed; 130 SIGINT, 143 SIGTERM; 141 standard output closed."""
+when the other inputs were processed; 2 a usage error (an option or argument refused before
+anything ran); 130 SIGINT, 143 SIGTERM; 141 standard output closed."""
 
 # Where unexpected failures are to be reported: the package's "Issues" project URL when its
 # metadata has one.
 TRACKER_LABELS = ("issues", "bug tracker", "tracker")
 EXIT_ERROR = 1
+EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141
 EXIT_TERMINATED = 143
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """Usage errors are errors like the others: one line, exit status 1."""
+    """Usage errors: one line, exit status 2 (argparse's own status, without the usage text)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_ERROR, f"error: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help)\n")
 
 
 class Terminated(BaseException):

@@ -25,10 +25,9 @@ from pfgen_fast.common.llm import (
     LLMError,
     LLMReply,
     TokenLogprob,
-    add_llm_arguments,
-    client_from_args,
     parse_logprobs,
 )
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 
 CHAT = [{"role": "user", "content": "こんにちは"}]
 
@@ -323,7 +322,9 @@ def test_an_interrupted_run_keeps_its_replies(tmp_path, sig):
 def test_no_cache_option_and_default_cache_place(tmp_path, monkeypatch):
     monkeypatch.setenv("PFGEN_FAST_CACHE", str(tmp_path / "home"))
     parser = argparse.ArgumentParser()
-    add_llm_arguments(parser, model_flag="--remover-model", model_help="the remover")
+    add_llm_arguments(
+        parser, request_fields=(), model_flag="--remover-model", model_help="the remover"
+    )
     behaviour = Behaviour(responder=echo)
     with serve(behaviour) as url:
         base = ["--base-url", url, "--remover-model", "test/model"]
@@ -350,7 +351,7 @@ def test_no_cache_option_and_default_cache_place(tmp_path, monkeypatch):
 )
 def test_bad_options_are_refused(bad, capsys):
     parser = argparse.ArgumentParser()
-    add_llm_arguments(parser)
+    add_llm_arguments(parser, request_fields=())
     with pytest.raises(SystemExit):
         parser.parse_args(["--base-url", "http://x/v1", "--judge-model", "m", *bad])
     assert bad[0] in capsys.readouterr().err
@@ -439,7 +440,7 @@ def test_several_servers_share_requests_and_retry_a_failing_ones_on_the_others(t
 
 def test_base_url_may_repeat():
     parser = argparse.ArgumentParser()
-    add_llm_arguments(parser)
+    add_llm_arguments(parser, request_fields=())
     args = parser.parse_args(
         ["--base-url", "http://a:1/v1", "--base-url", "http://b:2/v1", "--judge-model", "j"]
     )

@@ -37,7 +37,6 @@ compiled core, so commands that only ask a model stay light.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import enum
 import hashlib
@@ -54,7 +53,6 @@ from typing import IO, Any, ClassVar
 
 import httpx
 
-from pfgen_fast.common.cli_args import non_negative_int, positive_float, positive_int
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.http import backoffs, retry_after, retryable
 from pfgen_fast.common.llm_cache import ResponseCache, canonical_json, default_cache_path
@@ -117,6 +115,9 @@ class LLMReply:
     status: int  # 200, or 400 when the client accepts 400 as an answer
     cached: bool  # came from the response cache (no call made)
     raw: dict[str, Any]  # the response body as received (or the 400 error body)
+    # Reasoning the server returned apart from the content (`reasoning_content` or
+    # `reasoning` of the message); never part of `text`.
+    reasoning: str | None = None
 
 
 @dataclass
@@ -149,8 +150,10 @@ def parse_reply(raw: Any, chat: bool, status: int, cached: bool) -> LLMReply:
         if not isinstance(message, dict):
             raise MalformedReply("choices[0] has no message")
         text = message.get("content")
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
     else:
         text = choice.get("text")
+        reasoning = None
     if text is not None and not isinstance(text, str):
         raise MalformedReply("the generated text is not a string")
     finish = choice.get("finish_reason")
@@ -165,6 +168,7 @@ def parse_reply(raw: Any, chat: bool, status: int, cached: bool) -> LLMReply:
         status=status,
         cached=cached,
         raw=raw,
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
     )
 
 
@@ -306,6 +310,7 @@ class LLMClient:
         cache_path: Path | None | _Default = DEFAULT,
         log_path: Path | None = None,
         accept_400: bool = False,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         base_urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not base_urls:
@@ -327,6 +332,7 @@ class LLMClient:
         self.max_retries = max_retries
         self.log_path = log_path
         self.accept_400 = accept_400
+        self.extra_body = dict(extra_body or {})
         if cache_path is DEFAULT:
             cache_path = default_cache_path()
         self.cache = ResponseCache(cache_path) if isinstance(cache_path, Path) else None
@@ -394,10 +400,15 @@ class LLMClient:
             raise PfgenError(f"{self.log_path}: cannot write: {error.strerror or error}") from None
 
     def job(self, index: int, request: ChatRequest | CompletionRequest) -> Job:
-        """The request's body, serialised once: sent as it is, and hashed with the server's
-        URL (or the sorted URLs of several) into the key: the SHA-256 of the canonical JSON of
-        `[where, body]`, written here without serialising the body a second time."""
+        """The request's body with the extra body merged in, serialised once: sent as it is,
+        and hashed with the server's URL (or the sorted URLs of several) into the key: the
+        SHA-256 of the canonical JSON of `[where, body]`, written here without serialising the
+        body a second time."""
         body = request.body(self.model)
+        clashes = sorted(self.extra_body.keys() & body.keys())
+        if clashes:
+            raise PfgenError(f"extra body: {', '.join(clashes)} set by the request itself")
+        body.update(self.extra_body)
         payload = canonical_json(body).encode()
         urls = [url + request.endpoint for url in self.base_urls]
         where = canonical_json(urls[0] if len(urls) == 1 else sorted(urls))
@@ -629,85 +640,3 @@ class LLMClient:
                 status,
             )
         return LLMError(f"{url}: HTTP {status}: {message} (model {self.model})", status)
-
-
-class BaseURLs(argparse.Action):
-    """`--base-url`, repeatable: the first in `base_url` (what a command records as its
-    server), all of them in `base_urls`."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        urls = [*(getattr(namespace, "base_urls", None) or []), values]
-        namespace.base_urls = urls
-        namespace.base_url = urls[0]
-
-
-def add_llm_arguments(
-    parser: argparse.ArgumentParser,
-    *,
-    model_flag: str = "--judge-model",
-    model_help: str = "the judge model's name as the server knows it",
-    base_url_default: str | None = None,
-    cache: bool = True,
-) -> None:
-    """The server options every command that asks a model shares. With `base_url_default`,
-    `--base-url` is optional: $OPENAI_BASE_URL, else that URL. `cache` adds `--no-cache`."""
-    group = parser.add_argument_group("LLM server")
-    key_help = "the API key comes from $OPENAI_API_KEY; repeat for several servers of one model"
-    if base_url_default is None:
-        group.add_argument(
-            "--base-url",
-            required=True,
-            action=BaseURLs,
-            help=f"OpenAI-compatible API base URL, e.g. http://127.0.0.1:8000/v1 ({key_help})",
-        )
-    else:
-        group.add_argument(
-            "--base-url",
-            action=BaseURLs,
-            default=os.environ.get("OPENAI_BASE_URL") or base_url_default,
-            help=f"server URL (default: $OPENAI_BASE_URL, else {base_url_default}); {key_help}",
-        )
-    action = group.add_argument(model_flag, required=True, help=model_help)
-    parser.set_defaults(llm_model_dest=action.dest)
-    group.add_argument(
-        "--concurrency", type=positive_int, default=8, help="requests at once (default: 8)"
-    )
-    group.add_argument(
-        "--timeout", type=positive_float, default=120.0, help="seconds per request (default: 120)"
-    )
-    group.add_argument(
-        "--max-retries",
-        type=non_negative_int,
-        default=5,
-        help="retries of a failed request, with exponential backoff (default: 5)",
-    )
-    if not cache:
-        return
-    group.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor store replies in the response cache "
-        "($PFGEN_FAST_CACHE/llm/responses.sqlite3)",
-    )
-
-
-def client_from_args(
-    args: argparse.Namespace, *, log_path: Path | None, accept_400: bool = False
-) -> LLMClient:
-    """A client configured by the options of `add_llm_arguments`."""
-    return LLMClient(
-        getattr(args, "base_urls", None) or args.base_url,
-        getattr(args, args.llm_model_dest),
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-        cache_path=None if args.no_cache else DEFAULT,
-        log_path=log_path,
-        accept_400=accept_400,
-    )

@@ -10,7 +10,8 @@ from typing import Any
 
 from pfgen_fast.common.cli_args import non_negative_float, positive_float, positive_int
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.llm import DEFAULT, LLMClient, add_llm_arguments, client_from_args
+from pfgen_fast.common.llm import DEFAULT, LLMClient
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
     add_scorer_choices,
@@ -74,7 +75,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     )
     add_scorer_choices(run)
     add_llm_arguments(
-        run, model_flag="--model", model_help="the model's name as the server knows it"
+        run,
+        request_fields=("temperature", "top_p", "max_tokens"),
+        model_flag="--model",
+        model_help="the model's name as the server knows it",
     )
 
 

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
+from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.evalmm.judges import JudgeErrors
 from pfgen_fast.evalmm.scorers import Options, get_scorer
 
@@ -17,7 +18,7 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     """The scorers' choices, and the judge's server as the model server's options (`mm score`,
     `mm evaluate`: the judge is the only model they ask)."""
     add_scorer_choices(parser)
-    add_llm_arguments(parser)
+    add_llm_arguments(parser, request_fields=("temperature", "seed", "max_tokens"))
     for action in parser._actions:
         if action.dest in ("base_url", "judge_model"):
             action.required = False

@@ -12,7 +12,7 @@ import orjson
 
 from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.llm import add_llm_arguments, client_from_args
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
@@ -55,7 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="generate evaluation criteria once per question and give them to the judge",
     )
     outputs.add_output_arguments(parser, "items.jsonl, summary.json and replies.jsonl")
-    add_llm_arguments(parser)
+    add_llm_arguments(
+        parser, request_fields=("temperature", "seed", "logprobs", "top_logprobs", "max_tokens")
+    )
 
 
 def pairwise_items(args: argparse.Namespace) -> list[PairItem]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from pfgen_fast.common.cli_args import positive_int
-from pfgen_fast.common.llm import add_llm_arguments, client_from_args
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trials", type=positive_int, help="the first N trials of each question")
     parser.add_argument("--plot", type=Path, help="draw the scatter plot into a .png or .svg")
     outputs.add_output_arguments(parser, "ratings.jsonl, summary.json and replies.jsonl")
-    add_llm_arguments(parser)
+    add_llm_arguments(parser, request_fields=("temperature",))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.llm import add_llm_arguments, client_from_args
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.lctg.commands.shared import (
     DEFAULT_SEED,
     add_task_arguments,
@@ -21,7 +21,7 @@ from pfgen_fast.lctg.data import load_prompts, resolve_data_dir
 
 def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     add_task_arguments(evaluate)
-    add_llm_arguments(evaluate)
+    add_llm_arguments(evaluate, request_fields=("temperature", "seed"))
     evaluate.add_argument("generations", help="generated_result_v1.jsonl (the generator's format)")
     evaluate.add_argument("--out", help="output folder (default: the generations' folder)")
     evaluate.add_argument("--model", help="model name (default: the rows' model field)")

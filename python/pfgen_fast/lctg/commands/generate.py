@@ -7,7 +7,7 @@ from functools import partial
 from pathlib import Path
 
 from pfgen_fast.common.cli_args import positive_int
-from pfgen_fast.common.llm import add_llm_arguments, client_from_args
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.lctg.commands.shared import (
     DEFAULT_SEED,
     add_task_arguments,
@@ -22,7 +22,12 @@ MAX_NEW_TOKENS = 4096
 
 def add_arguments(generate: argparse.ArgumentParser) -> None:
     add_task_arguments(generate)
-    add_llm_arguments(generate, model_flag="--model", model_help="the model to generate with")
+    add_llm_arguments(
+        generate,
+        request_fields=("temperature", "top_p", "max_tokens", "seed"),
+        model_flag="--model",
+        model_help="the model to generate with",
+    )
     generate.add_argument("--out", required=True, help="folder for generated_result_v1.jsonl")
     generate.add_argument(
         "--generations", type=positive_int, default=3, help="per prompt (default: 3)"

@@ -19,7 +19,8 @@ from rich.progress import (
 
 from pfgen_fast.common.cli_args import add_data_argument, positive_int
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.llm import LLMClient, add_llm_arguments, client_from_args
+from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.generate import ENGINE, Clients, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
@@ -40,6 +41,7 @@ def top_p_value(text: str) -> float | None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_llm_arguments(
         parser,
+        request_fields=("temperature", "top_p", "max_tokens", "stop", "seed"),
         model_flag="--model",
         model_help="model name sent to the server",
         base_url_default=DEFAULT_BASE_URL,
