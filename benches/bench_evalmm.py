@@ -91,10 +91,10 @@ def best_time(function: Callable[[], Any], rounds: int = ROUNDS) -> tuple[float,
 
 def ours(metric: str, refs: list[str], preds: list[str]) -> list[float]:
     if metric == "rougel":
-        from pfgen_fast.evalmm.rouge import rouge_l_scores
+        from pfgen_fast.evalmm.metrics.rouge import rouge_l_scores
 
         return rouge_l_scores(refs, preds)
-    from pfgen_fast.evalmm.bleu import sentence_bleu_scores
+    from pfgen_fast.evalmm.metrics.bleu import sentence_bleu_scores
 
     return sentence_bleu_scores(refs, preds)
 
@@ -102,7 +102,7 @@ def ours(metric: str, refs: list[str], preds: list[str]) -> list[float]:
 def core_only(metric: str, refs: list[str], preds: list[str]) -> float:
     """Seconds of the Rust pair work alone, texts tokenised before."""
     from pfgen_fast._core import evalmm as core_evalmm
-    from pfgen_fast.evalmm.tokenize import ParsedBatch, bleu_parse, rouge_parse
+    from pfgen_fast.evalmm.metrics.tokens import ParsedBatch, bleu_parse, rouge_parse
 
     batch = ParsedBatch(rouge_parse if metric == "rougel" else bleu_parse)
     left, right = batch.indexes(refs), batch.indexes(preds)

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
-from pfgen_fast.evalmm.task_items import BLINK_CONFIGS
+from pfgen_fast.evalmm.tasks.items import BLINK_CONFIGS
 
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 Columns = dict[str, list[Any]]

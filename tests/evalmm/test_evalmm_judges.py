@@ -15,9 +15,9 @@ from openai_server import Behaviour, Reply, serve
 
 from cli_runner import run_cli
 from pfgen_fast.common.llm import LLMClient
-from pfgen_fast.evalmm.judges import JudgeErrors, heron_aggregate, last_boxed, parse_heron
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors, heron_aggregate, last_boxed, parse_heron
+from pfgen_fast.evalmm.metrics.scorers import Batch, Options, get_scorer
 from pfgen_fast.evalmm.prompts import system_message
-from pfgen_fast.evalmm.scorers import Batch, Options, get_scorer
 from published import evalmm_dir
 
 PREDICTION = re.compile(r"(?:Prediction|\"model_answer\"|モデルの回答\])\s*:\s*(\S*)")

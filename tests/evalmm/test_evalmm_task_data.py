@@ -191,8 +191,8 @@ def test_hub_path_reads_as_the_local_path(
     items as reading the folder's parquet files directly."""
     import datasets
 
-    from pfgen_fast.evalmm.task_data import HubSource
-    from pfgen_fast.evalmm.task_items import Options
+    from pfgen_fast.evalmm.tasks.items import Options
+    from pfgen_fast.evalmm.tasks.rows import HubSource
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     folder = mm_datasets.WRITERS[name](tmp_path / "dataset")

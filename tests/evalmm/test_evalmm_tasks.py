@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pfgen_fast.evalmm import tasks
-from pfgen_fast.evalmm.scorers import get_scorer
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
 from published import EVALMM_SOURCE, evalmm_dir, require
 
 pytest.importorskip("datasets")

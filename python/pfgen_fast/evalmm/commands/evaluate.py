@@ -17,8 +17,8 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.judges import JudgeErrors
-from pfgen_fast.evalmm.scorers import SCORERS
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors
+from pfgen_fast.evalmm.metrics.scorers import SCORERS
 
 
 def add_arguments(evaluate: argparse.ArgumentParser) -> None:

@@ -18,14 +18,14 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.judges import JudgeErrors
-from pfgen_fast.evalmm.scorers import SCORERS, get_scorer
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors
+from pfgen_fast.evalmm.metrics.scorers import SCORERS, get_scorer
 
 JUDGE_LOG = "judge_replies.jsonl"
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
-    from pfgen_fast.evalmm.run import IMAGE_FORMATS
+    from pfgen_fast.evalmm.runner import IMAGE_FORMATS
 
     run.description = (
         "Runs a model on llm-jp-eval-mm's tasks through OpenAI-compatible servers and scores the "
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     """Runs every task; a task whose data cannot be read is reported (one line) and the others
     still run; a server that refuses or is down stops the whole run."""
     from pfgen_fast.common.llm import LLMError
-    from pfgen_fast.evalmm import run as task_runs
+    from pfgen_fast.evalmm import runner
     from pfgen_fast.evalmm.tasks import task_info, task_names
 
     known = task_names()
@@ -98,9 +98,7 @@ def run(args: argparse.Namespace) -> int:
     metrics = set(args.metrics or [])
     if not args.inference_only and not args.metrics:
         metrics = {name for task in args.task for name in task_info(task).metrics}
-    generation = task_runs.Generation(
-        args.max_tokens, args.temperature, args.top_p, args.image_format
-    )
+    generation = runner.Generation(args.max_tokens, args.temperature, args.top_p, args.image_format)
     judge = open_run_judge(args, sorted(metrics))
     client = client_from_args(args, log_path=None)
     results: dict[tuple[str, str], dict[str, Any]] = {}
@@ -108,13 +106,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         options = options_from_args(args, judge)
         for task in dict.fromkeys(args.task):
-            task_run = task_runs.TaskRun(
+            task_run = runner.TaskRun(
                 task, args.model, args.out, data.get(task), generation, args.metrics,
                 args.inference_only, args.max_items, args.overwrite, args.rotate_choices,
                 args.evalmm_dir,
             )  # fmt: skip
             try:
-                evaluation = task_runs.run_task(task_run, client, options)
+                evaluation = runner.run_task(task_run, client, options)
             except LLMError:
                 raise
             except PfgenError as error:

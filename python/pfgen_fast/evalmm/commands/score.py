@@ -18,9 +18,9 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.judges import JudgeErrors
-from pfgen_fast.evalmm.scorers import SCORERS, fields_help, get_scorer
-from pfgen_fast.evalmm.scoring import read_items, score_items
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors
+from pfgen_fast.evalmm.metrics.scorers import SCORERS, fields_help, get_scorer
+from pfgen_fast.evalmm.metrics.scoring import read_items, score_items
 
 
 def add_arguments(score: argparse.ArgumentParser) -> None:

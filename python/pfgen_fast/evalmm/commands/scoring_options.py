@@ -10,8 +10,8 @@ from pathlib import Path
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
-from pfgen_fast.evalmm.judges import JudgeErrors
-from pfgen_fast.evalmm.scorers import Options, get_scorer
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors
+from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
 
 
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:

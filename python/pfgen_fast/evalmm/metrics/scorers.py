@@ -10,8 +10,9 @@ from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.llm import LLMClient
-from pfgen_fast.evalmm import aggregate, judges, match, mathvista, mmmu, ocr, receipt_kie
-from pfgen_fast.evalmm.judges import JudgeErrors
+from pfgen_fast.evalmm import aggregate
+from pfgen_fast.evalmm.metrics import judges, match, mathvista, mmmu, ocr, receipt_kie
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors
 
 Doc = dict[str, Any]
 Aggregate = dict[str, Any]
@@ -73,14 +74,14 @@ def by_docs(
 
 
 def score_rougel(batch: Batch) -> list[Any]:
-    from pfgen_fast.evalmm.rouge import rouge_l_scores
+    from pfgen_fast.evalmm.metrics.rouge import rouge_l_scores
 
     return rouge_l_scores(batch.refs, batch.preds, use_neologdn=batch.options.use_neologdn)
 
 
 def score_jdocqa(batch: Batch) -> list[Any]:
     """Types 0-2 by normalised containment, type 3 by sentence BLEU (one batch)."""
-    from pfgen_fast.evalmm.bleu import sentence_bleu_scores
+    from pfgen_fast.evalmm.metrics.bleu import sentence_bleu_scores
 
     scores: list[Any] = [0] * len(batch.preds)
     open_ended = [i for i, doc in enumerate(batch.docs) if doc["answer_type"] == 3]

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from pfgen_fast.common.errors import DataError
 
 REVISIONS = (
-    Path(__file__).resolve().parent.parent / "reference_data" / "llm-jp-eval-mm-datasets.json"
+    Path(__file__).resolve().parents[2] / "reference_data" / "llm-jp-eval-mm-datasets.json"
 )
 BATCH_ROWS = 64
 README = "README.md"

@@ -24,7 +24,7 @@ from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMReply
 from pfgen_fast.evalmm.prompts import JudgePrompt, judge_prompt
 
 if TYPE_CHECKING:
-    from pfgen_fast.evalmm.scorers import Options
+    from pfgen_fast.evalmm.metrics.scorers import Options
 
 FIRST_DIGIT = re.compile(r"\d")
 JSON_BLOCK = re.compile(r"```json(.*?)```", re.DOTALL)

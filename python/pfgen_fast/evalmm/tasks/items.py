@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.python_source import KeyField
 from pfgen_fast.evalmm.prompts import TaskText, task_fstring
-from pfgen_fast.evalmm.task_data import Source
+from pfgen_fast.evalmm.tasks.rows import Source
 
 if TYPE_CHECKING:
     from PIL import Image as PILImage

@@ -9,15 +9,15 @@ from itertools import islice
 from pathlib import Path
 
 from pfgen_fast.common.errors import DataError, PfgenError
-from pfgen_fast.evalmm import task_items as build
-from pfgen_fast.evalmm.task_data import (
+from pfgen_fast.evalmm.tasks import items as build
+from pfgen_fast.evalmm.tasks.items import Options, TaskImage, TaskItem
+from pfgen_fast.evalmm.tasks.rows import (
     HubSource,
     LocalSource,
     ParquetSource,
     Source,
     pinned_revision,
 )
-from pfgen_fast.evalmm.task_items import Options, TaskImage, TaskItem
 
 __all__ = ["TaskImage", "TaskInfo", "TaskItem", "iter_items", "task_info", "task_names"]
 
