@@ -29,7 +29,8 @@ class TaskImages:
     """A task's images by question id (paths relative to OUT), or why there are none."""
 
     paths: dict[str, list[str]] = field(default_factory=dict)
-    problem: str | None = None  # shown on the task's run pages, and warned
+    problem: str | None = None  # shown on the task's run pages
+    warned: bool = False  # a dataset given or recorded could not be read: a warning too
 
 
 def image_file(image: TaskImage) -> tuple[bytes, str]:
@@ -78,7 +79,8 @@ def task_images(task: str, runs: list[ResultFolder], given: Path | None, out: Pa
             break
     return TaskImages(
         problem=f"{task}: images left out: its dataset could not be read from "
-        + "; ".join(problems)
+        + "; ".join(problems),
+        warned=True,
     )
 
 

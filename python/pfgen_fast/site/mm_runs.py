@@ -94,7 +94,7 @@ def add_task(
     collected: Collected,
 ) -> None:
     """The task's shared items and a run page for each of its runs."""
-    if images.problem is not None:
+    if images.warned and images.problem is not None:
         collected.warnings.append(images.problem)
     items = shared_items([result for _, result in runs], images.paths)
     shared = Shared(shared_id, run_labels([row for row, _ in runs]), items)
