@@ -86,6 +86,8 @@ def make_mm(
     """A result folder `<task>/<model>/` per task and model, as `mm run` writes it (its
     run_info.json names the dataset folder unless `record_data` is false), and each task's
     dataset folder."""
+    from pfgen_fast.evalmm.tasks import task_info
+
     results = root / "mm-results"
     datasets = {task: mm_dataset(root, task) for task in tasks}
     for task, dataset in datasets.items():
@@ -124,7 +126,7 @@ def make_mm(
             (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
             run_info = {
                 "task": task,
-                "dataset": "SakanaAI/JA-VG-VQA-500",
+                "dataset": task_info(task).dataset,
                 "dataset_revision": MM_REVISION,
                 "data_dir": str(dataset) if record_data else None,
             }
