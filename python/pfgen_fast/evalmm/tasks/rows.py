@@ -19,7 +19,9 @@ from typing import Any, Protocol
 
 from pfgen_fast.common.errors import DataError
 
-REVISIONS = Path(__file__).resolve().parents[2] / "reference_data" / "llm-jp-eval-mm-datasets.json"
+REVISIONS = (
+    Path(__file__).resolve().parents[2] / "reference_data" / "llm-jp-eval-mm-datasets.json"
+)
 BATCH_ROWS = 64
 README = "README.md"
 # Hub datasets already said to be unpinned in this process (said once each).
