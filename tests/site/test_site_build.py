@@ -4,10 +4,15 @@ what the site did not write, and bad input (one line each, the site still writte
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
+import signal
 import statistics
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -336,3 +341,33 @@ def test_a_judge_folder_without_results_is_one_warning_and_no_row(
     assert warning.startswith(f"warning: {judge}: nothing recognised")
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'data-leaderboard="judge"' not in index and 'data-run="."' not in index
+
+
+def whole_site(out: Path) -> bool:
+    """Every file index.html names (its assets and every run page's script) is there."""
+    index = (out / "index.html").read_text(encoding="utf-8")
+    [scripts] = re.findall(r'data-scripts="([^"]*)"', index)
+    named = list(json.loads(html.unescape(scripts)).values())
+    named += re.findall(r'(?:href|src)="(assets/[^"]+)"', index)
+    return all((out / name).is_file() for name in named)
+
+
+def test_a_killed_rebuild_leaves_a_whole_site(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """A rebuild killed (SIGKILL) at moments spread over its run: OUT is a whole site each
+    time, the old one or the new one, and the next rebuild finishes."""
+    out = tmp_path / "site"
+    assert run_cli("site", out, "--judge", inputs["judge"]).returncode == 0
+    command = [sys.executable, "-m", "pfgen_fast", "site", str(out), "--lctg", str(inputs["lctg"])]
+    for delay in (0.2, 0.5, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0):
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert whole_site(out), delay
+    assert run_cli("site", out, "--lctg", inputs["lctg"]).returncode == 0
+    assert whole_site(out)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'data-leaderboard="lctg"' in index and 'data-leaderboard="judge"' not in index
+    written = set(json.loads((out / ".pfgen_fast-site.json").read_text())["files"])
+    assert written == {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
