@@ -1,7 +1,7 @@
 """The room shape, checked on every room: its `cli` module declares a ROOM and nothing else,
 every command's code lies in the room (`commands/<name>.py`, or `data.py`'s PUBLISHED for
-`data`), the jobs every room has carry the same names, and no room imports another (common
-and the compiled core are what rooms share)."""
+`data`), the jobs every room has carry the same names, and a room imports of another room only
+its public `outputs` module (common and the compiled core are what rooms share)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from pfgen_fast.common.rooms import Room
 
 PACKAGE = Path(pfgen_fast.__file__).parent
 SHARED = {"common", "_core"}
+# The module of a room that other rooms may import: the files it writes and how they are read.
+PUBLIC_MODULE = "outputs"
 ROOM_NAMES = sorted(
     path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()
     and path.name not in SHARED
@@ -106,14 +108,22 @@ def test_room_words_and_top_level_commands_do_not_clash() -> None:
 
 
 @pytest.mark.parametrize("name", [*ROOM_NAMES, "common"])
-def test_no_room_imports_another(name: str) -> None:
-    """A room imports common and the core; common imports no room."""
+def test_a_room_imports_only_the_outputs_of_another(name: str) -> None:
+    """A room imports common, the core, and of another room only its `outputs` module (how
+    that room's files are read); common imports no room."""
     allowed = SHARED | ({name} if name != "common" else set())
     for path in sorted((PACKAGE / name).rglob("*.py")):
         for module in imported_modules(path, package_of(path)):
             parts = module.split(".")
-            if parts[0] == "pfgen_fast" and len(parts) > 1:
-                assert parts[1] in allowed, f"{path.relative_to(PACKAGE)} imports {module}"
+            if parts[0] != "pfgen_fast" or len(parts) < 2 or parts[1] in allowed:
+                continue
+            public = name != "common" and parts[2:] == [PUBLIC_MODULE]
+            assert public, f"{path.relative_to(PACKAGE)} imports {module}"
+
+
+@pytest.mark.parametrize("name", [n for n in ROOM_NAMES if n != "site"])
+def test_every_benchmark_room_publishes_how_its_outputs_are_read(name: str) -> None:
+    assert (PACKAGE / name / f"{PUBLIC_MODULE}.py").is_file(), f"{name}/ has no outputs.py"
 
 
 def test_listing_every_command_imports_no_command() -> None:

@@ -14,10 +14,9 @@ from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
 from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
+from pfgen_fast.evalmm.outputs import EVALUATION, PREDICTIONS
 from pfgen_fast.evalmm.tasks import METRICS
 
-PREDICTIONS = "prediction.jsonl"
-EVALUATION = "evaluation.jsonl"
 JUDGE_LOG = "judge_replies.jsonl"
 
 

@@ -12,10 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.evalmm.evaluate import EVALUATION
+from pfgen_fast.evalmm.outputs import EVALUATION, read_evaluation
 
 
 def leaderboard_rows(
@@ -32,17 +30,6 @@ def leaderboard_rows(
             row.append(None if aggregate is None else aggregate["overall_score"])
         rows.append(row)
     return ["model"] + [f"{task}/{metric}" for task, metric in columns], rows
-
-
-def read_evaluation(folder: Path) -> dict[str, Any]:
-    path = folder / EVALUATION
-    try:
-        value = orjson.loads(path.read_bytes().strip() or b"{}")
-    except (OSError, orjson.JSONDecodeError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from None
-    if not isinstance(value, dict):
-        raise InputError(f"{path}: expected a JSON object")
-    return value
 
 
 # Metric display names (llm-jp-eval-mm's metadata.METRICS).

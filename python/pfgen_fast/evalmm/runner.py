@@ -36,14 +36,11 @@ from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
-from pfgen_fast.evalmm.evaluate import EVALUATION, PREDICTIONS
 from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
 from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
+from pfgen_fast.evalmm.outputs import ERRORS, EVALUATION, MANIFEST, PREDICTIONS, RUN_INFO
 from pfgen_fast.evalmm.tasks import TaskImage, TaskInfo, TaskItem, iter_items, task_info
 
-MANIFEST = "manifest.json"
-RUN_INFO = "run_info.json"
-ERRORS = "error_message.jsonl"
 SCHEMA_VERSION = "1.0"  # the original's result_schema
 # The original's runner stops a task when more than this share of its items failed.
 ERROR_THRESHOLD = 0.1

@@ -14,10 +14,10 @@ from typing import Any
 
 from pfgen_fast.common.figures import pyplot, write_figure
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
-from pfgen_fast.common.pfgen_data import Question
 from pfgen_fast.judge.data import Run
 from pfgen_fast.judge.pairwise import reply_tokens
 from pfgen_fast.judge.prompts import pointwise_prompt
+from pfgen_fast.pfgen.outputs import Question
 
 # MT-Bench's judge settings: greedy decoding.
 SAMPLING = {"temperature": 0}

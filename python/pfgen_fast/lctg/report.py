@@ -16,6 +16,7 @@ from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.lctg.aggregate import COLUMNS, ConstraintScores, score_row, shown_row
 from pfgen_fast.lctg.evaluate import Item
+from pfgen_fast.lctg.outputs import analysis_name, replies_name, scores_csv_name, scores_json_name
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,10 @@ class OutputPaths:
 
 def output_paths(out: Path, task: str) -> OutputPaths:
     return OutputPaths(
-        analysis=out / f"lctg-{task}-analysis.jsonl",
-        scores_json=out / f"lctg-{task}-scores.json",
-        scores_csv=out / f"lctg-{task}-scores.csv",
-        replies=out / f"lctg-{task}-replies.jsonl",
+        analysis=out / analysis_name(task),
+        scores_json=out / scores_json_name(task),
+        scores_csv=out / scores_csv_name(task),
+        replies=out / replies_name(task),
     )
 
 

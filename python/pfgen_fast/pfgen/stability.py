@@ -21,9 +21,9 @@ from rich.markup import escape
 
 from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.runs import TRIALS_NAMES, read_config, trials_file
 from pfgen_fast.pfgen.data import Question
 from pfgen_fast.pfgen.exactness import mean
+from pfgen_fast.pfgen.outputs import TRIALS_NAMES, read_config, trials_file
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.pfgen.trials import (
     read_raw,

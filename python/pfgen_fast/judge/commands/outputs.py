@@ -13,6 +13,7 @@ import orjson
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.llm import LLMStats
+from pfgen_fast.judge.outputs import SUMMARY
 from pfgen_fast.judge.pairwise import Progress
 
 
@@ -48,4 +49,4 @@ def write_outputs(
     out: Path, name: str, records: list[dict[str, Any]], summary: dict[str, Any]
 ) -> None:
     write_atomically(out / name, b"".join(dumps_line(r) for r in records))
-    write_atomically(out / "summary.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+    write_atomically(out / SUMMARY, orjson.dumps(summary, option=orjson.OPT_INDENT_2))

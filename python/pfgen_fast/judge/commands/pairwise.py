@@ -13,13 +13,14 @@ import orjson
 from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
-from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
 from pfgen_fast.judge.data import load_questions, load_run, run_pairs
 from pfgen_fast.judge.items import PairItem, load_items
+from pfgen_fast.judge.outputs import PAIRWISE_ITEMS
 from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, judge_pairs, summarise
 from pfgen_fast.judge.prompts import PROMPT_VARIANTS, PairwisePrompt
+from pfgen_fast.pfgen.outputs import DATA_DEFAULT, resolve_data_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         summary["usage"] = outputs.stats_record(client.stats)
         summary["tokens"] = {"prompt": tokens["prompt"], "completion": tokens["completion"]}
     if args.out is not None:
-        outputs.write_outputs(args.out, "items.jsonl", records, summary)
+        outputs.write_outputs(args.out, PAIRWISE_ITEMS, records, summary)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps({"items": records, "summary": summary}) + b"\n")
     else:

@@ -11,11 +11,12 @@ import orjson
 
 from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
-from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
 from pfgen_fast.judge.data import load_questions, load_run, run_score
+from pfgen_fast.judge.outputs import POINTWISE_RATINGS
 from pfgen_fast.judge.pointwise import draw_scatter, rate_runs, rating_correlation
+from pfgen_fast.pfgen.outputs import DATA_DEFAULT, resolve_data_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         "tokens": {"prompt": tokens["prompt"], "completion": tokens["completion"]},
     }
     if args.out is not None:
-        outputs.write_outputs(args.out, "ratings.jsonl", records, summary)
+        outputs.write_outputs(args.out, POINTWISE_RATINGS, records, summary)
     if args.plot is not None:
         draw_scatter(summaries, r, args.plot)
     if args.json:

@@ -15,7 +15,12 @@ from pfgen_fast.site.data import Inputs, collect
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("out", type=Path, metavar="OUT", help="the site's folder (replaced)")
+    parser.add_argument(
+        "out",
+        type=Path,
+        metavar="OUT",
+        help="the site's folder (new, empty, or a site written before: only its files replaced)",
+    )
     parser.add_argument(
         "--pfgen",
         type=Path,
@@ -45,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="TASK=DIR",
-        help="a task's dataset (a local Hub-layout folder of parquet files) for its images",
+        help="a task's dataset for its images (a local copy in its Hub layout), instead of the "
+        "folder its runs recorded",
     )
     parser.add_argument(
         "--judge",

@@ -1,17 +1,53 @@
-"""The pfgen-bench data as every room reads it (pfgen's commands, the judge's runs): where it
-is found without `--data`, and its `Qxx.json` question files, loaded and checked."""
+"""What the pfgen-bench room reads and writes, and how other rooms read it: the benchmark's
+question files (`data/Qxx.json`, where they are found without `--data`), a run folder (its
+trials file, the `config.json` `generate` writes, the `result.json` and `cache/scores.json`
+`eval` writes), result.json read and checked (`load_result`, the checks the leaderboard and the
+pages apply), and the run's figures as every output shows them (`RunFigures`: the README
+leaderboard, `report`'s exports, `eval`'s summary and the site)."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.errors import DataError, InputError
 from pfgen_fast.common.files import cache_dir
 from pfgen_fast.common.jsonl import read_json
+from pfgen_fast.pfgen.exactness import py_sum
+from pfgen_fast.pfgen.results import ResultChecker, RunResult, load_result, load_results
+
+__all__ = [
+    "CACHE_PATH",
+    "CONFIG_NAME",
+    "DATA_DEFAULT",
+    "QUESTION_FILE",
+    "RESULT_NAME",
+    "TOTAL_PLACES",
+    "TRIALS_NAMES",
+    "Question",
+    "ResultChecker",
+    "RunFigures",
+    "RunResult",
+    "cached_legacy_sum",
+    "criterion_total",
+    "default_data_dir",
+    "load_question",
+    "load_questions",
+    "load_result",
+    "load_results",
+    "question_files",
+    "read_config",
+    "resolve_data_dir",
+    "result_path",
+    "run_figures",
+    "trials_file",
+]
+
+# --- the question files -------------------------------------------------------------------
 
 RULE_KINDS = ("t", "and", "or")
 QUESTION_FILE = re.compile(r"Q\d{2}\.json")
@@ -153,3 +189,100 @@ def load_questions(
             raise DataError(f"{path}: duplicate question_id {question.question_id!r}")
         questions[question.question_id] = question
     return dict(sorted(questions.items()))
+
+
+# --- a run folder -------------------------------------------------------------------------
+
+TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
+CONFIG_NAME = "config.json"
+RESULT_NAME = "result.json"
+
+
+def trials_file(run_dir: Path) -> Path | None:
+    """The run's trials file, the compressed one first; None when it has neither."""
+    return next((run_dir / n for n in TRIALS_NAMES if (run_dir / n).is_file()), None)
+
+
+def read_config(run_dir: Path) -> dict[str, Any] | None:
+    """The run's config.json, when it exists (copied into result.json as is)."""
+    path = run_dir / CONFIG_NAME
+    if not path.is_file():
+        return None
+    config = read_json(path)
+    if not isinstance(config, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return config
+
+
+def result_path(run_dir: Path) -> Path:
+    return run_dir / RESULT_NAME
+
+
+# The per-question score caches of a run (`eval`): every answer with its per-answer record,
+# after a header with both hashes and the `sum()` the records were made with.
+CACHE_PATH = Path("cache") / "scores.json"
+
+
+def cached_legacy_sum(path: Path) -> bool | None:
+    """The `legacy_sum` of a score cache (in its header, written first; a cache that does not
+    say predates the choice and used the default), or None without a readable cache (a
+    published result.json alone: either mode may have made it)."""
+    try:
+        with path.open("rb") as cache:
+            head = cache.read(256)
+    except OSError:
+        return None
+    return b'"legacy_sum":true' in head
+
+
+# --- a run's figures ----------------------------------------------------------------------
+
+# Totals are sums of values with 5 decimals: rounded to 5 places they lose only the float
+# noise of the addition (tables, exports, `eval --json`, the site).
+TOTAL_PLACES = 5
+
+
+def criterion_total(by_source: Mapping[str, float], legacy_sum: bool = False) -> float:
+    """Fluency or Truthfulness over all sources: the values added in result.json's key order
+    with the benchmark's `sum()` (see `pfgen_fast.pfgen.exactness`), as its leaderboard does."""
+    return py_sum(list(by_source.values()), legacy_sum)
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """A run's figures as the leaderboard shows them: `fluency` and `truthfulness` are the
+    unrounded totals (`criterion_total`); `rounded_*` are them to TOTAL_PLACES places."""
+
+    score: float
+    score_std: float
+    length: float
+    length_std: float
+    num_trials: int
+    fluency: float
+    truthfulness: float
+    helpfulness: float
+    average: float
+
+    @property
+    def rounded_fluency(self) -> float:
+        return round(self.fluency, TOTAL_PLACES)
+
+    @property
+    def rounded_truthfulness(self) -> float:
+        return round(self.truthfulness, TOTAL_PLACES)
+
+
+def run_figures(result: Mapping[str, Any], legacy_sum: bool = False) -> RunFigures:
+    """The figures of a result.json checked by `load_result` (or written by `eval`)."""
+    scores = result["scores"]
+    return RunFigures(
+        score=result["score"],
+        score_std=result["score_std"],
+        length=result["length"],
+        length_std=result["length_std"],
+        num_trials=result["num_trials"],
+        fluency=criterion_total(scores["fluency"], legacy_sum),
+        truthfulness=criterion_total(scores["truthfulness"], legacy_sum),
+        helpfulness=scores["helpfulness"],
+        average=scores["average"],
+    )
