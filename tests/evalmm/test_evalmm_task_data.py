@@ -54,9 +54,9 @@ def test_max_items_and_images_kept_encoded(tmp_path: Path) -> None:
     folder = mm_datasets.ja_vlm_bench_in_the_wild(tmp_path / "dataset")
     items = list(tasks.iter_items("ja-vlm-bench-in-the-wild", folder, max_items=2))
     assert [item.question_id for item in items] == ["0", "1"]
-    data, image_format = items[0].images[0].encoded()
-    assert image_format == "JPEG" and data.startswith(b"\xff\xd8")
-    assert items[1].images[0].encoded()[1] == "PNG"
+    data, image_format, turned = items[0].images[0].stored()
+    assert image_format == "JPEG" and data.startswith(b"\xff\xd8") and turned
+    assert items[1].images[0].stored()[1:] == ("PNG", False)
     # EXIF orientation 6: stored 24x16, given to the model turned to 16x24
     assert items[0].images[0].open().size == (16, 24)
 
@@ -66,7 +66,7 @@ def test_base64_images_give_their_decoded_bytes(tmp_path: Path) -> None:
     items = list(tasks.iter_items("cc-ocr", folder))
     assert [item.question_id for item in items] == ["0", "1"]
     assert [item.input_text for item in items] == ["ocr: 画像の文字を読んで", "ocr: 文字を全部"]
-    assert items[1].images[0].encoded()[1] == "JPEG"
+    assert items[1].images[0].stored()[1] == "JPEG"
 
 
 def test_folder_without_yaml_configs(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_undecodable_image_fails_only_that_item(tmp_path: Path) -> None:
     mm_datasets.write_repo(folder, {"default": {"test": columns}}, images=("image",))
     good, broken = tasks.iter_items("ja-vlm-bench-in-the-wild", folder)
     assert good.images[0].open().size == (24, 16)
-    assert broken.images[0].encoded() == (b"not an image", None)
+    assert broken.images[0].stored() == (b"not an image", None, False)
     with pytest.raises(DataError, match="undecodable image"):
         broken.images[0].open()
 

@@ -25,7 +25,7 @@ JUDGE_LOG = "judge_replies.jsonl"
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
-    from pfgen_fast.evalmm.runner import IMAGE_FORMATS
+    from pfgen_fast.evalmm.images import IMAGE_FORMATS
 
     run.description = (
         "Runs a model on llm-jp-eval-mm's tasks through OpenAI-compatible servers and scores the "
@@ -62,7 +62,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--top-p", type=positive_float, default=1.0, help="(default: 1)")
     run.add_argument(
         "--image-format", choices=IMAGE_FORMATS, default="original",
-        help="original: as the dataset stores them (PNG, JPEG, WebP, GIF; others as PNG); "
+        help="original: as the dataset stores them (PNG, JPEG, WebP, GIF; others, and those "
+        "an EXIF orientation turns, as PNG of the pixels the task gives); "
         "png; jpeg: as llm-jp-eval-mm's API example sends them (default: original)",
     )  # fmt: skip
     run.add_argument(
