@@ -251,14 +251,18 @@ def llava_bench_in_the_wild(folder: Path) -> Path:
 
 
 def jic_vqa(folder: Path) -> Path:
-    """The parquet file scripts/prepare_jic_vqa.py writes, as folder/jic_vqa.parquet."""
+    """The parquet file scripts/prepare_jic_vqa.py writes, as folder/jic_vqa.parquet: the
+    category (the answer) and the URL as webdataset gives them back, 224x224 JPEGs, integer
+    ids, and a null domain for a question naming none of the script's four keywords."""
+    urls = ["https://example.com/a.jpg", "https://example.com/b.jpg", "https://example.com/c.jpg"]
     columns = {
-        "url": [b"https://example.com/a.jpg", b"https://example.com/b.jpg"],
-        "input_text": ["この花の名前は？", "この食べ物は何ですか？"],
-        "answer": ["桜", "寿司"],
-        "image": [make_image(70, (224, 224), fmt="JPEG"), make_image(71, (224, 224), fmt="JPEG")],
-        "question_id": [1001, 1002],
-        "domain": ["jaflower30", "jafood101"],
+        "category": ["桜", "東京タワー", "寿司"],
+        "url": [url.encode() for url in urls],
+        "input_text": ["この花の名前は？", "これは何ですか？", "この食べ物は何ですか？"],
+        "answer": ["桜", "東京タワー", "寿司"],
+        "image": [make_image(70 + n, (224, 224), fmt="JPEG") for n in range(3)],
+        "question_id": [1001, 1068, 1002],
+        "domain": ["jaflower30", None, "jafood101"],
     }
     write_table(folder / "jic_vqa.parquet", columns, images=("image",))
     return folder

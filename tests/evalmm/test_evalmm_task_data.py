@@ -137,9 +137,9 @@ def test_jic_vqa_needs_its_prepared_file(tmp_path: Path, monkeypatch: pytest.Mon
     with pytest.raises(DataError, match=r"dataset/jic_vqa.parquet not found: prepare it with "):
         list(tasks.iter_items("jic-vqa"))
     mm_datasets.jic_vqa(tmp_path / "dataset")
-    assert [item.question_id for item in tasks.iter_items("jic-vqa")] == ["1001", "1002"]
+    assert [item.question_id for item in tasks.iter_items("jic-vqa")] == ["1001", "1068", "1002"]
     file = tmp_path / "dataset" / "jic_vqa.parquet"
-    assert len(list(tasks.iter_items("jic-vqa", file))) == 2
+    assert len(list(tasks.iter_items("jic-vqa", file))) == 3
 
 
 @pytest.mark.parametrize(
