@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     still run; a server that refuses or is down stops the whole run."""
     from pfgen_fast.common.llm import LLMError
     from pfgen_fast.evalmm import runner
-    from pfgen_fast.evalmm.tasks import task_info, task_names
+    from pfgen_fast.evalmm.tasks import check_source, task_info, task_names
 
     known = task_names()
     unknown = [task for task in args.task if task not in known]
@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         raise PfgenError(f"unknown task {', '.join(unknown)}; the tasks: {', '.join(known)}")
     check_model_id(args.model)
     data = data_dirs(args.data, args.task)
+    for task in dict.fromkeys(args.task):  # before any request
+        check_source(task, data.get(task))
     metrics = set(args.metrics or [])
     if not args.inference_only and not args.metrics:
         metrics = {name for task in args.task for name in task_info(task).metrics}
