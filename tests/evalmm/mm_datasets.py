@@ -198,13 +198,13 @@ def mmmu(folder: Path) -> Path:
 
 def mecha_ja(folder: Path) -> Path:
     columns = {
-        "question_id": ["q-a", "q-b", "q-c"],
-        "question": ["この建物は何？", "何が見えますか？", "季節は？"],
-        "options": [["寺", "城", "塔", "駅"], ["山", "海", "川", "空"], ["春", "夏", "秋", "冬"]],
-        "answer": [1, 3, 0],
-        "answer_type": [0, 1, 1],
-        "image": [make_image(20, fmt="JPEG", orientation=8), make_image(21), make_image(22)],
-        "background_text": ["", "背景の説明", None],
+        "question_id": ["q-a", "q-b"],
+        "question": ["この建物は何？", "何が見えますか？"],
+        "options": [["寺", "城", "塔", "駅"], ["山", "海", "川", "空"]],
+        "answer": [1, 3],
+        "answer_type": [0, 1],
+        "image": [make_image(20, fmt="JPEG", orientation=8), make_image(21)],
+        "background_text": [None, "背景の説明"],
     }
     return write_repo(folder, {"default": {"test": columns}}, images=("image",))
 

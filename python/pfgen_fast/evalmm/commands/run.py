@@ -84,8 +84,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs every task; a task whose data cannot be read is reported (one line) and the others
-    still run; a server that refuses or is down stops the whole run."""
+    """Runs every task. Each task's data source is checked before any request (a missing
+    prepared file, config or split stops the run); a task whose rows cannot be read is
+    reported (one line) and the others still run; a server that refuses or is down stops the
+    whole run."""
     from pfgen_fast.common.llm import LLMError
     from pfgen_fast.evalmm import runner
     from pfgen_fast.evalmm.tasks import check_source, task_info, task_names
