@@ -20,9 +20,7 @@ An existing `prediction.jsonl` is reused (only evaluated) unless `--overwrite`."
 
 from __future__ import annotations
 
-import base64
 import datetime
-import io
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -36,17 +34,15 @@ from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
+from pfgen_fast.evalmm.images import request_part
 from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
 from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
 from pfgen_fast.evalmm.outputs import ERRORS, EVALUATION, MANIFEST, PREDICTIONS, RUN_INFO
-from pfgen_fast.evalmm.tasks import TaskImage, TaskInfo, TaskItem, iter_items, task_info
+from pfgen_fast.evalmm.tasks import TaskInfo, TaskItem, iter_items, task_info
 
 SCHEMA_VERSION = "1.0"  # the original's result_schema
 # The original's runner stops a task when more than this share of its items failed.
 ERROR_THRESHOLD = 0.1
-IMAGE_FORMATS = ("original", "png", "jpeg")
-# Formats every OpenAI-compatible vision server takes as they are.
-MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
 
 
 @dataclass(frozen=True)
@@ -115,54 +111,12 @@ class TaskRun:
         )
 
 
-def image_part(image: TaskImage, image_format: str) -> dict[str, Any]:
-    """An image as a data URL part: as stored when the format is one every server takes
-    (checked to decode), else as PNG; "png" always as PNG; "jpeg" as the original's API
-    adapter sends it (JPEG at Pillow's default quality, `detail: auto`)."""
-    if image_format == "original":
-        data, kind = image.encoded()
-        if kind in MEDIA_TYPES:
-            check_decodes(data, kind)
-            return data_url_part(MEDIA_TYPES[kind], data)
-    decoded = image.open()
-    buffer = io.BytesIO()
-    if image_format == "jpeg":
-        if decoded.mode not in ("RGB", "L"):
-            decoded = decoded.convert("RGB")
-        decoded.save(buffer, format="JPEG")
-        part = data_url_part("image/jpeg", buffer.getvalue())
-        part["image_url"]["detail"] = "auto"
-        return part
-    decoded.save(buffer, format="PNG")
-    return data_url_part("image/png", buffer.getvalue())
-
-
-def check_decodes(data: bytes, kind: str) -> None:
-    """Raises Pillow's error when stored image bytes do not decode. Cheap where it can be: a
-    PNG's chunk checksums, a JPEG's end marker (decoding it only when that is missing: some
-    writers add bytes after it); other formats are decoded."""
-    from PIL import Image
-
-    if kind == "JPEG" and data.endswith(b"\xff\xd9"):
-        return
-    with Image.open(io.BytesIO(data)) as stored:
-        if kind == "PNG":
-            stored.verify()
-        else:
-            stored.load()
-
-
-def data_url_part(media_type: str, data: bytes) -> dict[str, Any]:
-    url = f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
-    return {"type": "image_url", "image_url": {"url": url}}
-
-
 def item_request(item: TaskItem, generation: Generation) -> ChatRequest:
     """The chat request of one item; ValueError naming the image that cannot be decoded."""
     content: list[dict[str, Any]] = [{"type": "text", "text": item.input_text}]
     for number, image in enumerate(item.images, 1):
         try:
-            content.append(image_part(image, generation.image_format))
+            content.append(request_part(image, generation.image_format))
         except (PfgenError, OSError, ValueError, SyntaxError) as error:  # Pillow's, the task's
             raise ValueError(f"image {number}: cannot decode it: {error}") from None
     return ChatRequest([{"role": "user", "content": content}], generation.params())

@@ -34,9 +34,11 @@ class TaskImages:
 
 
 def image_file(image: TaskImage) -> tuple[bytes, str]:
-    """The bytes written for an image and their extension."""
-    data, kind = image.encoded()
-    if kind in SHOWN_FORMATS:
+    """The bytes written for an image and their extension: the file as stored when browsers
+    show its format and no EXIF orientation turns it, else a PNG of the pixels the Task gives
+    the model (turned as the tag says, as `mm run` sends it)."""
+    data, kind, turned = image.stored()
+    if kind in SHOWN_FORMATS and not turned:
         return data, SHOWN_FORMATS[kind]
     buffer = io.BytesIO()
     image.open().save(buffer, format="PNG")

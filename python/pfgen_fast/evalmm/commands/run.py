@@ -25,7 +25,7 @@ JUDGE_LOG = "judge_replies.jsonl"
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
-    from pfgen_fast.evalmm.runner import IMAGE_FORMATS
+    from pfgen_fast.evalmm.images import IMAGE_FORMATS
 
     run.description = (
         "Runs a model on llm-jp-eval-mm's tasks through OpenAI-compatible servers and scores the "
@@ -62,7 +62,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--top-p", type=positive_float, default=1.0, help="(default: 1)")
     run.add_argument(
         "--image-format", choices=IMAGE_FORMATS, default="original",
-        help="original: as the dataset stores them (PNG, JPEG, WebP, GIF; others as PNG); "
+        help="original: as the dataset stores them (PNG, JPEG, WebP, GIF; others, and those "
+        "an EXIF orientation turns, as PNG of the pixels the task gives); "
         "png; jpeg: as llm-jp-eval-mm's API example sends them (default: original)",
     )  # fmt: skip
     run.add_argument(
@@ -83,11 +84,13 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs every task; a task whose data cannot be read is reported (one line) and the others
-    still run; a server that refuses or is down stops the whole run."""
+    """Runs every task. Each task's data source is checked before any request (a missing
+    prepared file, config or split stops the run); a task whose rows cannot be read is
+    reported (one line) and the others still run; a server that refuses or is down stops the
+    whole run."""
     from pfgen_fast.common.llm import LLMError
     from pfgen_fast.evalmm import runner
-    from pfgen_fast.evalmm.tasks import task_info, task_names
+    from pfgen_fast.evalmm.tasks import check_source, task_info, task_names
 
     known = task_names()
     unknown = [task for task in args.task if task not in known]
@@ -95,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         raise PfgenError(f"unknown task {', '.join(unknown)}; the tasks: {', '.join(known)}")
     check_model_id(args.model)
     data = data_dirs(args.data, args.task)
+    for task in dict.fromkeys(args.task):  # before any request
+        check_source(task, data.get(task))
     metrics = set(args.metrics or [])
     if not args.inference_only and not args.metrics:
         metrics = {name for task in args.task for name in task_info(task).metrics}

@@ -160,7 +160,7 @@ def judge_scorers() -> list[Scorer]:
             "heron-bench",
             judged(judges.score_heron),
             heron_aggregate,
-            fields=(("context", str), ("input_text", str), ("category", str)),
+            fields=(("context", str), ("input_text", str), ("category", (str, type(None)))),
             needs_judge=True,
         ),
         Scorer(
@@ -202,15 +202,26 @@ register(
         check=check_jdocqa_type,
     )
 )
+# A null grouping field (jic-vqa's domain, mecha-ja's answer type, heron-bench's category) is
+# grouped as the original groups it: its own "null" domain, Non-Factoid, in no category.
 register(
-    Scorer("jic-vqa", per_item(match.contains), by_docs(aggregate.by_domain), (("domain", str),))
+    Scorer(
+        "jic-vqa",
+        per_item(match.contains),
+        by_docs(aggregate.by_domain),
+        (("domain", (str, type(None))),),
+    )
 )
 register(
     Scorer(
         "mecha-ja",
         per_item(match.contains),
         by_docs(aggregate.mecha_ja),
-        fields=(("answer_type", int), ("background_text", (str, type(None))), ("question_id", str)),
+        fields=(
+            ("answer_type", (int, type(None))),
+            ("background_text", (str, type(None))),
+            ("question_id", str),
+        ),
     )
 )
 register(Scorer("cc-ocr", score_cc_ocr, aggregate_cc_ocr))
