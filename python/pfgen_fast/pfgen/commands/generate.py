@@ -73,9 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="completion: completions endpoint; qa: the prompt as one chat message; "
         "chat: system and user chat messages (default: qa)",
     )
-    parser.add_argument(
-        "--num-trials", type=positive_int, default=10, help="trials (default: 10)"
-    )
+    parser.add_argument("--num-trials", type=positive_int, default=10, help="trials (default: 10)")
     parser.add_argument(
         "--temperature",
         type=float,
