@@ -1,5 +1,5 @@
-"""`generate`: trials for a model served by an OpenAI-compatible server, with the published
-prompts, parameters and trial files, packed for `eval`."""
+"""`generate`: trials for a model served by an OpenAI-compatible server, as pfgen-bench's
+`run-openai.py` makes them (docs/generate.md), packed for `eval`."""
 
 from __future__ import annotations
 
@@ -73,7 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="completion: completions endpoint; qa: the prompt as one chat message; "
         "chat: system and user chat messages (default: qa)",
     )
-    parser.add_argument("--num-trials", type=positive_int, default=10, help="trials (default: 10)")
+    parser.add_argument(
+        "--num-trials",
+        type=positive_int,
+        default=10,
+        help="trials (default: 10; the paper's protocol: 100, with --temperature 1.0)",
+    )
     parser.add_argument(
         "--temperature",
         type=float,
