@@ -335,6 +335,7 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
         (["--prefix", "\\u3042"], "prefix", 1),
         (["--num-trials", "0"], "at least 1", 2),
         (["--top-p", "high"], "not a number or none", 2),
+        (["--num-examples", "-1"], "--num-examples", 2),
     ],
 )
 def test_bad_arguments_are_clear_errors(data_dir: Path, tmp_path, args, message, status):

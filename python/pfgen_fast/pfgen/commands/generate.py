@@ -17,7 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from pfgen_fast.common.cli_args import add_data_argument, positive_int
+from pfgen_fast.common.cli_args import add_data_argument, non_negative_int, positive_int
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_strip_reasoning_argument(parser)
     parser.add_argument(
-        "--num-examples", type=int, default=20, help="few-shot examples (default: 20)"
+        "--num-examples", type=non_negative_int, default=20, help="few-shot examples (default: 20)"
     )
     parser.add_argument("--seed", default="", help="seed string of the run (default: empty)")
     parser.add_argument("--prefix", default="", help="text before every prompt; \\n etc. allowed")
@@ -123,8 +123,6 @@ def check_model_name(model: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_model_name(args.model)
-    if args.num_examples < 0:
-        raise InputError(f"--num-examples {args.num_examples}: must not be negative")
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
     clients = Clients(
         client_from_args(args, log_path=None),
