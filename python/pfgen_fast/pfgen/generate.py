@@ -1,4 +1,4 @@
-"""Generating trials as pfgen-bench's `run-openai.py` does (its HEAD; docs/generate.md): the
+"""Generating trials as pfgen-bench's `run-openai.py` does (at 03db7c4; docs/generate.md): the
 run's parameters, directory and config.json, the runner's requests (sent through the shared LLM
 client, concurrently across trials) and its answer clean-up; each trial written atomically once
 complete, then packed as trials.jsonl.xz. A run resumes from its finished trial files and,
