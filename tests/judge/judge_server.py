@@ -32,10 +32,12 @@ def derived_order(first: str, second: str) -> OrderScript:
     return max(probabilities, key=lambda x: probabilities[x]), probabilities
 
 
-def top_list(probabilities: dict[str, float]) -> list[tuple[str, float]]:
+def top_list(probabilities: dict[str, float], size: int = 20) -> list[tuple[str, float]]:
+    """The letters given, then other tokens, `size` alternatives in all (as asked for)."""
     tops = [(letter, math.log(p)) for letter, p in probabilities.items() if p > 0]
     tops += [("同", -6.0), ("回答", -7.5)]
-    return sorted(tops, key=lambda pair: -pair[1])
+    tops += [(f"語{n}", -8.0 - n / 10) for n in range(size - len(tops))]
+    return sorted(tops, key=lambda pair: -pair[1])[:size]
 
 
 @dataclass
