@@ -213,7 +213,9 @@ def test_every_prompt_sent_is_the_benchmarks_template_filled_in(run: Run) -> Non
     assert set(stand_in.remover) <= sent
     assert set(stand_in.judge) <= sent
     assert sent <= set(stand_in.remover) | set(stand_in.judge) | set(stand_in.retry)
-    assert all(p == {"temperature": 0, "seed": 0} for p in stand_in.params_seen)
+    assert all(
+        p == {"temperature": 0, "seed": 0, "max_tokens": 4096} for p in stand_in.params_seen
+    )
 
 
 def test_a_second_run_makes_no_call(run: Run) -> None:
@@ -236,11 +238,11 @@ def test_original_sampling_sends_neither_temperature_nor_seed(run: Run, tmp_path
     result = run_cli(*eval_args(run.base_url, one, "--original-sampling", "--json"))
     assert result.returncode == 0, result.stderr
     assert run.setup.stand_in.params_seen[seen:]
-    assert all(p == {} for p in run.setup.stand_in.params_seen[seen:])
+    assert all(p == {"max_tokens": 4096} for p in run.setup.stand_in.params_seen[seen:])
     assert "none sent" in result.stderr
 
 
-def test_a_failed_call_stops_the_run_and_a_rerun_resumes(tmp_path: Path) -> None:
+def test_a_failed_call_is_its_items_and_a_rerun_resumes(tmp_path: Path) -> None:
     setup = build_setup()
     rows = setup.rows[2:3]
     failing = setup.stand_in.module.get_header_footer_remover_prompt(
@@ -259,9 +261,20 @@ def test_a_failed_call_stops_the_run_and_a_rerun_resumes(tmp_path: Path) -> None
     with serve(behaviour) as base_url:
         first = run_cli(*eval_args(base_url, generations))
         assert first.returncode == 1
-        assert first.stderr.startswith("error: 1 of 12 remover calls failed (first: ")
-        assert "run the command again to resume" in first.stderr
-        assert not (tmp_path / "lctg-ad_text-scores.json").exists()
+        errors = [line for line in first.stderr.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1
+        assert errors[0].startswith("error: 1 of 12 generations failed (1 × remover: ")
+        assert "overloaded" in errors[0]
+        document = json.loads((tmp_path / "lctg-ad_text-scores.json").read_text("utf-8"))
+        assert (document["generations"], document["failed"]) == (12, 1)
+        assert document["details"]["keyword"]["ctg_checked"] == [1, 0, 1]
+        assert document["scores"]["Keyword-ctg"] is None  # iteration 1 has nothing checked
+        assert document["scores"]["Format-ctg"] is not None
+        analysis = (tmp_path / "lctg-ad_text-analysis.jsonl").read_text("utf-8").splitlines()
+        failed = [json.loads(line) for line in analysis if '"failure"' in line]
+        assert [(f["constraint"], f["iteration"], f["quality"]) for f in failed] == [
+            ("keyword", 1, None)
+        ]
         sent = len(behaviour.received)
         state["fail"] = False
         second = run_cli(*eval_args(base_url, generations))
