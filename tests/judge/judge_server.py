@@ -43,13 +43,15 @@ def top_list(probabilities: dict[str, float], size: int = 20) -> list[tuple[str,
 @dataclass
 class ScriptedJudge:
     """`script[(first shown, second shown)]` decides that order's reply; `logprobs=False`
-    plays a server that ignores the logprobs request; a prompt holding `fail_on` gets HTTP 500.
-    `judged` counts verdict requests."""
+    plays a server that ignores the logprobs request; a prompt holding `fail_on` gets HTTP 500;
+    `alternatives`: the top log-probabilities at the verdict token. `judged` counts verdict
+    requests."""
 
     script: dict[tuple[str, str], OrderScript] = field(default_factory=dict)
     logprobs: bool = True
     delay: float = 0.0
     fail_on: str | None = None
+    alternatives: int = 20
     judged: int = 0
     criteria: int = 0
 
@@ -67,7 +69,7 @@ class ScriptedJudge:
         self.judged += 1
         letter, probabilities = self.order(answers["A"], answers["B"])
         chosen = math.log(probabilities[letter]) if probabilities.get(letter) else -8.0
-        verdict = (letter, chosen, top_list(probabilities))
+        verdict = (letter, chosen, top_list(probabilities, self.alternatives))
         if "評価理由を提供した後" in content:
             tokens = [
                 ("理由", -0.2, [("理由", -0.2)]),
