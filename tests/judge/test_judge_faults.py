@@ -19,7 +19,11 @@ from openai_server import Behaviour, Reply, serve
 from pfgen_fast.cli import main
 from pfgen_fast.common.llm import LLMError
 
-PAIRS = [("甲の回答です。", "乙の回答です。"), ("丙の回答です。", "丁の回答です。"), ("戊。", "己。")]
+PAIRS = [
+    ("甲の回答です。", "乙の回答です。"),
+    ("丙の回答です。", "丁の回答です。"),
+    ("戊。", "己。"),
+]
 FAULTY = "問題の回答です。"  # the answer of the item the server mistreats
 Responder = Callable[[str, dict[str, Any]], Reply]
 
@@ -79,7 +83,9 @@ def test_a_reply_the_server_cuts_is_reported_as_cut(
     assert code == 1
     cut_reason = "cut at max_tokens before its verdict (raise --max-tokens)"
     assert errors(result) == {"pair4": f"order 1: {cut_reason}; order 2: {cut_reason}"}
-    assert err.splitlines() == [f"error: item 'pair4': order 1: {cut_reason}; order 2: {cut_reason}"]
+    assert err.splitlines() == [
+        f"error: item 'pair4': order 1: {cut_reason}; order 2: {cut_reason}"
+    ]
     summary = result["summary"]
     assert (summary["items"], summary["judged"], summary["errors"]) == (4, 3, 1)
     assert summary["settings"]["max_tokens"] == 300
@@ -226,8 +232,7 @@ def test_an_empty_criteria_reply_is_warned_about(
     code, result, err, _ = run_judge(capsys, tmp_path, respond, "--criteria")
     assert code == 0
     assert err == (
-        "warning: 1 criteria replies were empty; their questions were judged with empty "
-        "criteria\n"
+        "warning: 1 criteria replies were empty; their questions were judged with empty criteria\n"
     )
     assert {item["criteria"] for item in result["items"]} == {""}
 
