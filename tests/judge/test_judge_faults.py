@@ -48,9 +48,14 @@ def faulty(judge: ScriptedJudge, fault: Callable[[dict[str, Any]], Reply]) -> Re
     return respond
 
 
+def messages(err: str) -> list[str]:
+    """The error and warning lines of stderr (progress lines aside)."""
+    return [line for line in err.splitlines() if line.startswith(("error: ", "warning: "))]
+
+
 def run_judge(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, responder: Responder, *args: str
-) -> tuple[int, dict[str, Any], str, Behaviour]:
+) -> tuple[int, dict[str, Any], list[str], Behaviour]:
     behaviour = Behaviour(responder=responder)
     items = write_items(tmp_path / "items.jsonl")
     out = tmp_path / "out"
@@ -64,7 +69,7 @@ def run_judge(
     written = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     assert written == result["items"]
     assert json.loads((out / "summary.json").read_text()) == result["summary"]
-    return code, result, captured.err, behaviour
+    return code, result, messages(captured.err), behaviour
 
 
 def errors(result: dict[str, Any]) -> dict[str, str]:
@@ -83,9 +88,7 @@ def test_a_reply_the_server_cuts_is_reported_as_cut(
     assert code == 1
     cut_reason = "cut at max_tokens before its verdict (raise --max-tokens)"
     assert errors(result) == {"pair4": f"order 1: {cut_reason}; order 2: {cut_reason}"}
-    assert err.splitlines() == [
-        f"error: item 'pair4': order 1: {cut_reason}; order 2: {cut_reason}"
-    ]
+    assert err == [f"error: item 'pair4': order 1: {cut_reason}; order 2: {cut_reason}"]
     summary = result["summary"]
     assert (summary["items"], summary["judged"], summary["errors"]) == (4, 3, 1)
     assert summary["settings"]["max_tokens"] == 300
@@ -122,14 +125,14 @@ def test_one_item_longer_than_the_context(
     assert code == 1
     assert set(errors(result)) == {"pair4"}
     assert result["summary"]["judged"] == 3
-    assert len(err.splitlines()) == 1 and "context" in err
+    assert len(err) == 1 and "context" in err[0]
 
 
 def test_fewer_top_logprobs_than_asked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     judge = ScriptedJudge(alternatives=12)
     code, result, err, _ = run_judge(capsys, tmp_path, judge, "--prompt", "result-only")
     assert code == 0
-    assert err.splitlines() == [
+    assert err == [
         "warning: 4 items got fewer than the 20 top log-probabilities asked for at a verdict "
         "token (as few as 12); a letter missing among them counts as probability 0 "
         "(docs/judge.md)"
@@ -156,7 +159,7 @@ def test_http_500_gives_the_servers_message(
     assert code == 1
     assert "llama_decode returned 1" in errors(result)["pair4"]
     assert result["summary"]["judged"] == 3
-    assert err.startswith("error: item 'pair4': ") and len(err.splitlines()) == 1
+    assert len(err) == 1 and err[0].startswith("error: item 'pair4': ")
 
 
 def reasoning_first(judge: ScriptedJudge, apart: bool) -> Responder:
@@ -193,7 +196,7 @@ def test_a_judge_that_reasons_first(
     judge = ScriptedJudge()
     responder = reasoning_first(judge, apart)
     code, result, err, _ = run_judge(capsys, tmp_path, responder, "--prompt", prompt)
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, [])
     reasoning = prompt == "reason-then-result"
     for (a, b), item in zip([*PAIRS, (FAULTY, "庚の回答です。")], result["items"], strict=True):
         expected = spec_pair(
@@ -231,9 +234,9 @@ def test_an_empty_criteria_reply_is_warned_about(
 
     code, result, err, _ = run_judge(capsys, tmp_path, respond, "--criteria")
     assert code == 0
-    assert err == (
-        "warning: 1 criteria replies were empty; their questions were judged with empty criteria\n"
-    )
+    assert err == [
+        "warning: 1 criteria replies were empty; their questions were judged with empty criteria"
+    ]
     assert {item["criteria"] for item in result["items"]} == {""}
 
 
