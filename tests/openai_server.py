@@ -22,8 +22,8 @@ class Reply:
     """One reply as a responder decides it. `logprobs`: (token, logprob, top alternatives) per
     generated token, sent in the chat or the completions form by the endpoint asked; `status`
     other than 200 sends `{"error": {"message": error}}`, with a Retry-After header when
-    `retry_after` is set; `delay` seconds pass first; `malformed` sends a body cut short.
-    `reasoning` goes apart in the chat message's `reasoning_content` (vLLM, SGLang)."""
+    `retry_after` is set; `delay` seconds pass first; `malformed` sends a body cut short;
+    `reasoning`, in a chat, is sent apart as the message's `reasoning_content`."""
 
     text: str | None = ""
     reasoning: str | None = None

@@ -35,11 +35,12 @@ RANKING = [
 
 
 def flat_numbers(value: Any, prefix: str = "") -> dict[str, float]:
-    """The numbers of a summary, nested names joined by dots (verdict counts left out)."""
+    """The numbers of a summary, nested names joined by dots (verdict counts and request
+    settings left out)."""
     found: dict[str, float] = {}
     if isinstance(value, dict):
         for key, inner in value.items():
-            if key in ("verdicts", "by_task"):
+            if key in ("verdicts", "by_task", "settings"):
                 continue
             found.update(flat_numbers(inner, f"{prefix}{key}."))
     elif isinstance(value, (int, float)) and not isinstance(value, bool):

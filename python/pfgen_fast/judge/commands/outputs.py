@@ -12,7 +12,7 @@ import orjson
 
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
-from pfgen_fast.common.llm import LLMStats
+from pfgen_fast.common.llm import LLMClient, LLMStats
 from pfgen_fast.judge.outputs import SUMMARY
 from pfgen_fast.judge.pairwise import Progress
 
@@ -33,6 +33,11 @@ def progress_printer() -> Progress | None:
         print(f"\rcalls {done}/{total}", end=end, file=sys.stderr, flush=True)
 
     return show
+
+
+def settings_record(client: LLMClient, requests: dict[str, Any]) -> dict[str, Any]:
+    """How the judge was asked: its servers, the request settings and `--extra-body`."""
+    return {"base_urls": client.base_urls, **requests, "extra_body": client.extra_body}
 
 
 def stats_record(stats: LLMStats) -> dict[str, int]:
