@@ -203,9 +203,10 @@ def marked_cells(board: Board, style: str) -> list[list[str]]:
     """The values with one decimal, the best of each column bold and the second underlined
     (markdown `**x**` and `<u>x</u>`, LaTeX `\\textbf{x}` and `\\underline{x}`), as
     make_leaderboard.py marks them (the highest is the best, whatever the metric)."""
-    bold, under = ("**{}**", "<u>{}</u>") if style == "markdown" else (
-        "\\textbf{{{}}}", "\\underline{{{}}}"
-    )  # fmt: skip
+    if style == "markdown":
+        bold, under = "**{}**", "<u>{}</u>"
+    else:
+        bold, under = "\\textbf{{{}}}", "\\underline{{{}}}"
     cells = [["" if value is None else f"{value:.1f}" for value in row] for row in board.values]
     for index in range(len(board.columns)):
         ranked = sorted(
@@ -237,9 +238,19 @@ def markdown_table(board: Board) -> str:
     return "\n".join(lines) + "\n"
 
 
+# LaTeX's special characters in a model's or a column's name, the backslash first.
+LATEX_ESCAPES = (
+    ("\\", "\\textbackslash{}"),
+    ("_", "\\_"),
+    ("&", "\\&"),
+    ("%", "\\%"),
+    ("#", "\\#"),
+    ("$", "\\$"),
+)
+
+
 def latex_escape(text: str) -> str:
-    for plain, escaped in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("&", "\\&"),
-                           ("%", "\\%"), ("#", "\\#"), ("$", "\\$")):  # fmt: skip
+    for plain, escaped in LATEX_ESCAPES:
         text = text.replace(plain, escaped)
     return text
 

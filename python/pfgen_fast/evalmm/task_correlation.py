@@ -184,8 +184,16 @@ def plot_task_correlation(board: Board, path: Path) -> None:
             if matrix[i][j] is not None:
                 value = matrix[i][j]
                 ink = "white" if value is not None and abs(value) > 0.6 else "black"
-                heat.text(j, i, f"{value:.2f}", ha="center", va="center", color=ink,
-                          fontsize=9, fontweight="bold")  # fmt: skip
+                heat.text(
+                    j,
+                    i,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    color=ink,
+                    fontsize=9,
+                    fontweight="bold",
+                )
     heat.set_xticks(range(count))
     heat.set_yticks(range(count))
     x_labels = heat.set_xticklabels(names, rotation=45, ha="right", fontweight="bold")

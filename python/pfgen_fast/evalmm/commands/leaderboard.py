@@ -15,15 +15,18 @@ def add_arguments(leaderboard: argparse.ArgumentParser) -> None:
     leaderboard.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
     leaderboard.add_argument("--table", type=Path, help="also write it (.csv/.parquet/.json)")
     leaderboard.add_argument(
-        "--format", choices=("markdown", "latex", "csv", "json"),
+        "--format",
+        choices=("markdown", "latex", "csv", "json"),
         help="print make_leaderboard.py's table instead: display names, percentages, cluster "
         "deviation scores, the best bold and the second underlined (json: its leaderboard.json)",
-    )  # fmt: skip
+    )
     leaderboard.add_argument(
-        "--plot", type=Path, metavar="FILE",
+        "--plot",
+        type=Path,
+        metavar="FILE",
         help="write the tasks' Spearman correlation heatmap and clustering dendrogram "
         "(PNG, SVG or PDF by the suffix; needs matplotlib)",
-    )  # fmt: skip
+    )
 
 
 def run(args: argparse.Namespace) -> int:
