@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ def leaderboard_rows(
 
 
 def read_evaluation(folder: Path) -> dict[str, Any]:
+    """A run's metric → aggregate. An aggregate without a numeric `overall_score` (null: a
+    judged metric with no item judged) is shown as n/a: said on stderr unless it is null."""
     path = folder / EVALUATION
     try:
         value = orjson.loads(path.read_bytes().strip() or b"{}")
@@ -42,7 +45,24 @@ def read_evaluation(folder: Path) -> dict[str, Any]:
         raise InputError(f"{path}: cannot read: {error}") from None
     if not isinstance(value, dict):
         raise InputError(f"{path}: expected a JSON object")
+    for metric, aggregate in value.items():
+        score = aggregate.get("overall_score") if isinstance(aggregate, dict) else None
+        if score is None or is_number(score):
+            if not isinstance(aggregate, dict) or "overall_score" not in aggregate:
+                print(f"warning: {path}: {metric}: no overall_score, shown as n/a", file=sys.stderr)
+                value[metric] = {"overall_score": None}
+            continue
+        shown = orjson.dumps(score).decode()[:40]
+        print(
+            f"warning: {path}: {metric}: overall_score {shown} is not a number, shown as n/a",
+            file=sys.stderr,
+        )
+        value[metric] = {**aggregate, "overall_score": None}
     return value
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # Metric display names (llm-jp-eval-mm's metadata.METRICS).
@@ -72,6 +92,8 @@ PERCENT_METRICS = frozenset(
 )  # fmt: skip
 ENGLISH = "英語"
 FORMATS = ("markdown", "latex", "csv", "json")
+# The figure formats `--plot` writes, by the file's suffix.
+PLOT_FORMATS = ("png", "svg", "pdf")
 
 
 @dataclass(frozen=True)
@@ -141,7 +163,7 @@ def make_board(results: dict[tuple[str, str], dict[str, Any]]) -> Board:
         for column in columns:
             aggregate = results.get((column.task, model), {}).get(column.metric)
             score = None if aggregate is None else aggregate.get("overall_score")
-            if isinstance(score, (int, float)) and not isinstance(score, bool):
+            if is_number(score):
                 scale = 100 if column.metric in PERCENT_METRICS else 1
                 row.append(round(score * scale, 2))
             else:

@@ -210,5 +210,5 @@ def plot_task_correlation(board: Board, path: Path) -> None:
     figure.colorbar(image, ax=heat, shrink=0.8, label="Spearman's ρ")
     draw_dendrogram(tree, names, average_linkage(distance), [not e for e in english])
     figure.tight_layout()
-    write_figure(figure, path, path.suffix.lstrip(".") or "png")
+    write_figure(figure, path, path.suffix.lstrip(".").lower())
     plt.close(figure)

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pfgen_fast.common.errors import PfgenError
+
 # A leaderboard cell without a score: no evaluation, or a judged metric with no item judged.
 NO_SCORE = "n/a"
 
@@ -25,13 +27,20 @@ def add_arguments(leaderboard: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="write the tasks' Spearman correlation heatmap and clustering dendrogram "
-        "(PNG, SVG or PDF by the suffix; needs matplotlib)",
+        "(.png, .svg or .pdf; needs matplotlib)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     from pfgen_fast.evalmm import leaderboard
 
+    if args.plot is not None:
+        plot_format = args.plot.suffix.lstrip(".").lower()
+        if plot_format not in leaderboard.PLOT_FORMATS:
+            raise PfgenError(
+                f"--plot {args.plot}: unsupported format {args.plot.suffix or '(no suffix)'}; "
+                f"the formats: {', '.join(f'.{name}' for name in leaderboard.PLOT_FORMATS)}"
+            )
     results = leaderboard.find_evaluations(args.result_dir)
     if args.format is None:
         show_leaderboard(results, args.table)

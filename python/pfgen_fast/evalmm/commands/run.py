@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     show_leaderboard(results, None)
     if failed_items:
         print(
-            f"error: {failed_items} items failed (each task's error_message.jsonl says why)",
+            f"error: failed items: {failed_items} (each task's error_message.jsonl says why)",
             file=sys.stderr,
         )
     return 1 if failed_tasks or failed_items or judge_status else 0

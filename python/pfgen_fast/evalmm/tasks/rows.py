@@ -67,13 +67,19 @@ def first_line(error: BaseException) -> str:
 
 
 def import_datasets(task: str, dataset: str) -> Any:
+    """The `datasets` package, its and the Hub library's warnings silenced: their retries
+    while the Hub cannot be reached are not for the terminal (a failure is one line of
+    ours)."""
     try:
         import datasets  # type: ignore[import-untyped]
+        import huggingface_hub
     except ImportError:
         raise DataError(
             f"{task}: reading {dataset} from the Hub needs the datasets package "
             f"(pip install 'pfgen_fast[mm]'), or " + hub_hint(task, dataset)
         ) from None
+    datasets.utils.logging.set_verbosity_error()
+    huggingface_hub.utils.logging.set_verbosity_error()
     return datasets
 
 
