@@ -368,3 +368,22 @@ def test_help_texts_say_mm_runs_models() -> None:
     assert "mm (llm-jp-eval-mm:" in top.stdout and "vision-language models run" in top.stdout
     mm = run_cli("mm", "--help")
     assert "run a model on its tasks" in " ".join(mm.stdout.split())
+
+
+def test_an_unreachable_hub_is_one_line_without_the_hub_librarys_retries(tmp_path: Path) -> None:
+    """The Hub at a closed port of 127.0.0.1: the Hub library retries, silently."""
+    pytest.importorskip("datasets")
+    vlm = VLM()
+    with serve(vlm) as url:
+        result = run_cli(
+            "mm", "run", "--task", TASK, "--model", "m", "--base-url", url, "--out",
+            tmp_path / "r", "--metrics", "rougel", cwd=tmp_path,
+            env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")},
+        )  # fmt: skip
+    assert result.stderr.splitlines()[:-1] == [
+        "note: SakanaAI/JA-VLM-Bench-In-the-Wild is unpinned: reading its latest revision"
+    ]
+    message = one_line_error(result)
+    assert message.startswith(f"error: {TASK}: cannot load SakanaAI/JA-VLM-Bench-In-the-Wild ")
+    assert not vlm.seen
+    no_bug(result)

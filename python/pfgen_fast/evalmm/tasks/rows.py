@@ -9,6 +9,7 @@ A row is a dict of the requested columns as Arrow gives them: image columns stay
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -78,8 +79,8 @@ def import_datasets(task: str, dataset: str) -> Any:
             f"{task}: reading {dataset} from the Hub needs the datasets package "
             f"(pip install 'pfgen_fast[mm]'), or " + hub_hint(task, dataset)
         ) from None
-    datasets.utils.logging.set_verbosity_error()
-    huggingface_hub.utils.logging.set_verbosity_error()
+    for library in (datasets, huggingface_hub):
+        logging.getLogger(library.__name__).setLevel(logging.ERROR)
     return datasets
 
 
