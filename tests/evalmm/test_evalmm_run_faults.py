@@ -178,6 +178,8 @@ def test_a_model_named_by_a_path_gets_its_own_folder(
     assert {seen.model for seen in vlm.seen} == {model}
     manifest = json.loads((tmp_path / "r" / TASK / folder / "manifest.json").read_text())
     assert manifest["model_id"] == model
+    board = run_cli("mm", "leaderboard", tmp_path / "r")
+    assert board.stdout.splitlines()[1].split("\t")[0] == model
 
 
 def test_model_folder_rule() -> None:

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,9 +62,17 @@ def read_run(folder: Path, result_dir: Path | None = None) -> Run:
     if not lines:
         raise InputError(f"{folder / PREDICTIONS}: no items")
     if result_dir is None:
-        return Run(folder.parent.name, folder.name, folder, lines, wheres)
-    task, *model = folder.relative_to(result_dir).parts
-    return Run(task, "/".join(model), folder, lines, wheres)
+        task, parts = folder.parent.name, [folder.name]
+    else:
+        task, *parts = folder.relative_to(result_dir).parts
+    return Run(task=task, model=model_of(parts), folder=folder, lines=lines, wheres=wheres)
+
+
+def model_of(parts: Sequence[str]) -> str:
+    """The model name of a result folder below its task's (`mm run`'s rule: a name with a
+    `%` is percent-encoded, any other is the folder path itself)."""
+    folder = "/".join(parts)
+    return urllib.parse.unquote(folder) if "%" in folder else folder
 
 
 def metrics_of(run: Run, chosen: list[str] | None) -> list[str]:

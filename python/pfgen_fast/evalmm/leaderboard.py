@@ -16,7 +16,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.evalmm.evaluate import EVALUATION
+from pfgen_fast.evalmm.evaluate import EVALUATION, model_of
 
 
 def leaderboard_rows(
@@ -126,7 +126,7 @@ def find_evaluations(result_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
         parts = path.parent.relative_to(result_dir).parts
         if len(parts) < 2 or any(part.startswith(".") for part in parts):
             continue
-        results[(parts[0], "/".join(parts[1:]))] = read_evaluation(path.parent)
+        results[(parts[0], model_of(parts[1:]))] = read_evaluation(path.parent)
     if not results:
         raise InputError(f"{result_dir}: no <task>/<model>/{EVALUATION} found")
     return results
@@ -155,7 +155,11 @@ def make_board(results: dict[tuple[str, str], dict[str, Any]]) -> Board:
     for task, metric in sorted(pairs, key=place):
         _, display, cluster = known.get(task, (0, task, ""))
         name = f"{display}/{METRIC_NAMES[metric]}"
-        columns.append(Column(task, metric, name, cluster, cluster == ENGLISH))
+        columns.append(
+            Column(
+                task=task, metric=metric, display=name, cluster=cluster, english=cluster == ENGLISH
+            )
+        )
     models = sorted({model for _, model in results})
     values: list[list[float | None]] = []
     for model in models:

@@ -105,6 +105,17 @@ class Prediction:
     doc: dict[str, Any]
     reasoning: str | None = None  # returned by the server apart from the answer
 
+    @classmethod
+    def empty(cls, item: TaskItem) -> Prediction:
+        """An item's prediction before its reply: an empty text."""
+        return cls(
+            question_id=item.question_id,
+            text="",
+            answer=item.answer,
+            input_text=item.prompt,
+            doc=item.doc,
+        )
+
     def line(self) -> dict[str, Any]:
         line = {
             "question_id": self.question_id,
@@ -272,7 +283,7 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
 
     def requests() -> Iterator[ChatRequest]:
         for item in run.items():
-            predictions.append(Prediction(item.question_id, "", item.answer, item.prompt, item.doc))
+            predictions.append(Prediction.empty(item))
             try:
                 request = item_request(item, run.generation)
             except ValueError as error:
@@ -299,9 +310,7 @@ def reused(run: TaskRun) -> list[Prediction]:
     """The items with the replies (and reasoning) of an existing `prediction.jsonl`, which
     must hold the same items in the same order (images are not read)."""
     path = run.folder / PREDICTIONS
-    predictions = [
-        Prediction(item.question_id, "", item.answer, item.prompt, item.doc) for item in run.items()
-    ]
+    predictions = [Prediction.empty(item) for item in run.items()]
     count = 0
     for line in iter_json_lines(path):
         if count >= len(predictions):

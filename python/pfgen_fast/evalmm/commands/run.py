@@ -226,7 +226,7 @@ def check_before_asking(task_run: TaskRun) -> None:
     first = next(iter(task_run.items()), None)
     if first is None:
         raise PfgenError(f"{task_run.task}: the dataset has no items")
-    prediction = Prediction(first.question_id, "", first.answer, first.prompt, first.doc)
+    prediction = Prediction.empty(first)
     item = evaluation_item(prediction, prediction.line())
     where = f"{task_run.task}: item 1 (question_id {first.question_id!r})"
     for name in task_run.metric_names():
