@@ -162,7 +162,7 @@ def test_a_damaged_row_group_is_one_line_naming_the_file(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     ("model", "folder"),
-    [("/models/org/vlm-7b", "%2Fmodels%2Forg%2Fvlm-7b"), ("./vlm", ".%2Fvlm")],
+    [("/models/org/vlm-7b", "%2Fmodels%2Forg%2Fvlm-7b"), ("./vlm", "%2E%2Fvlm")],
 )
 def test_a_model_named_by_a_path_gets_its_own_folder(
     tmp_path: Path, model: str, folder: str
@@ -188,7 +188,7 @@ def test_model_folder_rule() -> None:
     assert model_folder("org/model") == "org/model"
     assert model_folder("/m") == "%2Fm" and model_folder("a//b") == "a%2F%2Fb"
     assert model_folder("50%") == "50%25" and model_folder("%2Fm") == "%252Fm"
-    assert model_folder(".") == "%2E" and model_folder("..") == "%2E%2E"
+    assert model_folder(".") == "%2E" and model_folder("..") == "%2E."
 
 
 # Reasoning models.

@@ -130,15 +130,17 @@ class Prediction:
 
 def model_folder(model: str) -> str:
     """The folder of a model's results under OUT/<task>/: the name itself when each of its
-    `/`-separated parts is a plain folder name (so `org/model` is `org/model/`, as the
-    original writes it); else the whole name percent-encoded as one folder (`/models/m` is
-    `%2Fmodels%2Fm`). A plain name holds no `%` and an encoded one always does, so two names
+    `/`-separated parts is a plain folder name, neither empty nor starting with `.` (so
+    `org/model` is `org/model/`, as the original writes it); else the whole name
+    percent-encoded as one folder, a leading `.` too (`/models/m` is `%2Fmodels%2Fm`, `./m`
+    is `%2E%2Fm`). A plain name holds no `%` and an encoded one always does, so two names
     never share a folder."""
     parts = model.split("/")
-    if "%" not in model and all(part not in ("", ".", "..") for part in parts):
+    if "%" not in model and all(part and not part.startswith(".") for part in parts):
         return model
     encoded = urllib.parse.quote(model, safe="")
-    return {".": "%2E", "..": "%2E%2E"}.get(encoded, encoded)
+    # A leading "." encoded too: no hidden folder, never "." or "..".
+    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded
 
 
 @dataclass(kw_only=True)
