@@ -38,8 +38,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
     run.description = (
         "Runs a model on llm-jp-eval-mm's tasks through OpenAI-compatible servers and scores the "
-        "replies, writing OUT/<task>/<model>/ as llm-jp-eval-mm does. Replies are cached: a "
-        "killed run resumes, a re-run asks nothing."
+        "replies, writing OUT/<task>/<model>/ as llm-jp-eval-mm does. What can be checked "
+        "(output folders, data, metrics, judge) is checked before the first request. A failed "
+        "item is recorded with its reason in error_message.jsonl and the run exits 1 after "
+        "writing everything. Replies are cached: a killed run resumes, a re-run asks nothing."
     )
     run.add_argument(
         "--task",
