@@ -67,7 +67,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--judge-model", help="the judge model, for judged metrics")
     run.add_argument("--judge-base-url", help="the judge's server, for judged metrics")
-    run.add_argument("--judge-max-tokens", type=positive_int, help=JUDGE_MAX_TOKENS_HELP)
+    run.add_argument(
+        "--judge-max-tokens", type=positive_int, metavar="N", help=JUDGE_MAX_TOKENS_HELP
+    )
     run.add_argument(
         "--inference-only", action="store_true", help="write the predictions, do not score"
     )

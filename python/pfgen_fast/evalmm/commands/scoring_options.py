@@ -25,7 +25,11 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     `mm evaluate`: the judge is the only model they ask)."""
     add_scorer_choices(parser)
     parser.add_argument(
-        "--max-tokens", dest="judge_max_tokens", type=positive_int, help=JUDGE_MAX_TOKENS_HELP
+        "--max-tokens",
+        dest="judge_max_tokens",
+        type=positive_int,
+        metavar="N",
+        help=JUDGE_MAX_TOKENS_HELP,
     )
     add_llm_arguments(parser, request_fields=("temperature", "seed", "max_tokens"))
     for action in parser._actions:
