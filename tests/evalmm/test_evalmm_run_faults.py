@@ -103,7 +103,7 @@ def test_an_empty_data_folder_names_the_folder_and_what_it_looked_for(tmp_path: 
         result = mm_run(url, empty, tmp_path / "r")
     assert one_line_error(result) == (
         f"error: {empty} (no README.md: splits from the names of its parquet files): config "
-        "'default' has no split 'test' (splits: none)"
+        "'default' has no split 'test' (none)"
     )
     assert not vlm.seen
     no_bug(result)

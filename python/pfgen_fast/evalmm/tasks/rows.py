@@ -286,9 +286,7 @@ class LocalSource:
         patterns = config.splits.get(split)
         if patterns is None:
             found = ", ".join(config.splits) or "none"
-            raise DataError(
-                f"{where}: config {config.name!r} has no split {split!r} (splits: {found})"
-            )
+            raise DataError(f"{where}: config {config.name!r} has no split {split!r} ({found})")
         files: dict[Path, None] = {}
         for pattern in patterns:
             files.update(dict.fromkeys(sorted(p for p in self.folder.glob(pattern) if p.is_file())))
