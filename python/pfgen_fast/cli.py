@@ -36,9 +36,10 @@ ROOMS = (
 
 
 DESCRIPTION = """\
-Exact, fast evaluation of Japanese text generation: pfgen-bench's commands, and one command per
-other benchmark (lctg, mm, judge). `python -m pfgen_fast COMMAND --help` lists a command's
-options."""
+Exact, fast evaluation of Japanese text generation: pfgen-bench's commands (scoring, running a
+model, reports), and one command per other benchmark: lctg (LCTG Bench), mm (llm-jp-eval-mm:
+vision-language models run on its tasks, its scorers, its leaderboard), judge (LLM-as-a-judge).
+`python -m pfgen_fast COMMAND --help` lists a command's options."""
 EXIT_STATUS = """\
 exit status: 0 every input used and every output written; 1 an error (named on stderr), also
 when the other inputs were processed; 2 a usage error (an option or argument refused before

@@ -142,10 +142,13 @@ def test_run_sends_each_item_as_stored_and_writes_the_original_layout(tmp_path: 
     assert manifest.result_dir == str(folder) and manifest.created_at
     info = json.loads((folder / "run_info.json").read_text())
     assert info["generation"] == {
-        "max_tokens": 256, "temperature": 0.0, "top_p": 1.0, "image_format": "original"
+        "max_tokens": 256, "temperature": 0.0, "top_p": 1.0, "image_format": "original",
+        "strip_reasoning": False, "extra_body": {},
     }  # fmt: skip
     assert info["dataset"] == "SakanaAI/JA-VLM-Bench-In-the-Wild"
-    assert "dataset_revision" in info and info["pfgen_fast_version"]
+    # A local copy that says nothing of its revision: null, never the pinned one.
+    assert info["dataset_revision"] is None and info["local"] is True
+    assert info["data_dir"] == str(data) and info["pfgen_fast_version"]
     assert schema.load_predictions(str(folder)) == predictions
     assert set(schema.load_evaluation(str(folder))) == {"rougel"}
     rescored = run_cli("mm", "evaluate", out, "--metrics", "rougel", "exact-match")
@@ -288,10 +291,13 @@ def test_undecodable_images_are_item_errors_then_past_ten_percent_a_stop(tmp_pat
     with serve(VLM()) as url:
         survived = mm_run(url, one_bad, tmp_path / "a")
         stopped = mm_run(url, many_bad, tmp_path / "b")
-    assert survived.returncode == 0, survived.stderr
+    # Written whole, then exit 1: an item failed.
+    assert survived.returncode == 1, survived.stderr
+    assert "This is a bug" not in survived.stderr
     folder = tmp_path / "a" / TASK / "org" / "vlm-1"
     [error] = lines(folder / "error_message.jsonl")
-    assert error["question_id"] == "7" and "image 1" in error["error"]
+    assert error["question_id"] == "7"
+    assert error["error"] == "image 1: not an image Pillow can read (40 bytes)"
     assert lines(folder / "prediction.jsonl")[7]["text"] == ""
     message = one_line_error(stopped)
     assert "5 of 20 items failed" in message

@@ -15,10 +15,12 @@ the dataset its record names."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import sys
+import urllib.parse
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -98,7 +100,8 @@ def result_folders(root: Path) -> list[Path]:
 
 
 def read_evaluation(folder: Path) -> dict[str, Any]:
-    """`evaluation.jsonl`'s one line (an empty file: no metrics)."""
+    """A run's metric → aggregate. An aggregate without a numeric `overall_score` (null: a
+    judged metric with no item judged) is shown as n/a: said on stderr unless it is null."""
     path = folder / EVALUATION
     try:
         value = orjson.loads(path.read_bytes().strip() or b"{}")
@@ -106,7 +109,31 @@ def read_evaluation(folder: Path) -> dict[str, Any]:
         raise InputError(f"{path}: cannot read: {error}") from None
     if not isinstance(value, dict):
         raise InputError(f"{path}: expected a JSON object")
+    for metric, aggregate in value.items():
+        score = aggregate.get("overall_score") if isinstance(aggregate, dict) else None
+        if score is None or is_number(score):
+            if not isinstance(aggregate, dict) or "overall_score" not in aggregate:
+                print(f"warning: {path}: {metric}: no overall_score, shown as n/a", file=sys.stderr)
+                value[metric] = {"overall_score": None}
+            continue
+        shown = orjson.dumps(score).decode()[:40]
+        print(
+            f"warning: {path}: {metric}: overall_score {shown} is not a number, shown as n/a",
+            file=sys.stderr,
+        )
+        value[metric] = {**aggregate, "overall_score": None}
     return value
+
+
+def is_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def model_of(parts: Sequence[str]) -> str:
+    """The model name of a result folder below its task's (`mm run`'s rule: a name with a
+    `%` is percent-encoded, any other is the folder path itself)."""
+    folder = "/".join(parts)
+    return urllib.parse.unquote(folder) if "%" in folder else folder
 
 
 def read_predictions(folder: Path) -> list[Prediction]:

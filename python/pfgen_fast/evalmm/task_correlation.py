@@ -184,8 +184,16 @@ def plot_task_correlation(board: Board, path: Path) -> None:
             if matrix[i][j] is not None:
                 value = matrix[i][j]
                 ink = "white" if value is not None and abs(value) > 0.6 else "black"
-                heat.text(j, i, f"{value:.2f}", ha="center", va="center", color=ink,
-                          fontsize=9, fontweight="bold")  # fmt: skip
+                heat.text(
+                    j,
+                    i,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    color=ink,
+                    fontsize=9,
+                    fontweight="bold",
+                )
     heat.set_xticks(range(count))
     heat.set_yticks(range(count))
     x_labels = heat.set_xticklabels(names, rotation=45, ha="right", fontweight="bold")
@@ -202,5 +210,5 @@ def plot_task_correlation(board: Board, path: Path) -> None:
     figure.colorbar(image, ax=heat, shrink=0.8, label="Spearman's ρ")
     draw_dendrogram(tree, names, average_linkage(distance), [not e for e in english])
     figure.tight_layout()
-    write_figure(figure, path, path.suffix.lstrip(".") or "png")
+    write_figure(figure, path, path.suffix.lstrip(".").lower())
     plt.close(figure)

@@ -24,9 +24,12 @@ from pfgen_fast.evalmm.metrics.scorers import SCORERS
 def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
     evaluate.add_argument(
-        "--metrics", nargs="+", choices=sorted(SCORERS), metavar="NAME",
+        "--metrics",
+        nargs="+",
+        choices=sorted(SCORERS),
+        metavar="NAME",
         help="metrics to compute (default: each task's metrics in llm-jp-eval-mm)",
-    )  # fmt: skip
+    )
     evaluate.add_argument(
         "--table", type=Path, help="also write the leaderboard (.csv/.parquet/.json)"
     )
@@ -58,22 +61,24 @@ def run(args: argparse.Namespace) -> int:
     metrics = sorted({name for _, names in runs for name in names})
     judge = open_judge(args, metrics, args.result_dir / evaluate.JUDGE_LOG)
     results: dict[tuple[str, str], dict[str, Any]] = {}
+    unjudged = 0
     try:
         options = options_from_args(args, judge)
         for run, names in runs:
             try:
-                evaluation = evaluate.score_run(run, names, options, docs.get(run.task))
+                evaluation, unscored = evaluate.score_run(run, names, options, docs.get(run.task))
             except PfgenError as error:
                 print(f"error: {error}", file=sys.stderr)
                 failed += 1
                 continue
+            unjudged += unscored
             evaluate.write_run(run, evaluation)
             results[(run.task, run.model)] = evaluation
     finally:
         if judge is not None:
             judge.close()
     status = report_judge(
-        judge, JudgeErrors(args.judge_errors), args.result_dir / evaluate.JUDGE_LOG
+        judge, JudgeErrors(args.judge_errors), args.result_dir / evaluate.JUDGE_LOG, unjudged
     )
     show_leaderboard(results, args.table)
     return 1 if failed or status else 0

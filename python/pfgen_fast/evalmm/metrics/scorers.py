@@ -21,7 +21,9 @@ Aggregate = dict[str, Any]
 @dataclass(frozen=True)
 class Options:
     """Choices of a scoring run. `judge`: the client the judge metrics ask; `judge_errors`: what
-    a judge call that fails for good counts as."""
+    an item the judge could not score counts as; `judge_max_tokens`: the judge's max_tokens
+    (None: each metric's own, as the original sets it); `judge_failures`: filled by the judge
+    metrics, metric → item index → why the judge gave no verdict."""
 
     use_neologdn: bool = False
     fix_quirks: bool = False
@@ -29,6 +31,8 @@ class Options:
     judge_errors: JudgeErrors = JudgeErrors.EXCLUDE
     # llm-jp-eval-mm's files (judge prompts, JMMMU indicators); None: the default places.
     data_dir: Path | None = None
+    judge_max_tokens: int | None = None
+    judge_failures: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
