@@ -11,10 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 from test_evalmm_run import (
+    IMAGE_COLUMN,
     TASK,
     image_bytes,
     lines,
@@ -22,6 +24,7 @@ from test_evalmm_run import (
     one_image_task,
     one_line_error,
     original_result_schema,
+    write_dataset,
 )
 from vlm_server import VLM, serve
 
@@ -138,6 +141,99 @@ def test_bomb_and_empty_images_fail_their_items_only_and_the_run_exits_1(tmp_pat
     predictions = lines(folder / "prediction.jsonl")
     assert len(predictions) == 30 and predictions[3]["text"] == "" and predictions[4]["text"]
     assert "error: failed items: 2 (each task's error_message.jsonl says why)" in result.stderr
+
+
+def image_values_task(folder: Path, values: list[dict[str, Any]]) -> Path:
+    """ja-vlm-bench-in-the-wild's columns with these Image feature values (bytes, path)."""
+    count = len(values)
+    return write_dataset(
+        folder,
+        "test",
+        {
+            "question": pa.array([f"質問{i}：何が見えますか。" for i in range(count)]),
+            "image": pa.array(values, type=IMAGE_COLUMN),
+            "answer": pa.array([f"答え{i}" for i in range(count)]),
+        },
+    )
+
+
+def test_image_files_that_cannot_be_read_fail_their_items_only(tmp_path: Path) -> None:
+    """An image given by a path that is missing or a folder, and one with neither bytes nor
+    path: each its item's error; the others are predicted and written, exit 1."""
+    values: list[dict[str, Any]] = [{"bytes": data, "path": None} for data in good_images(30)]
+    stored = tmp_path / "stored.png"
+    stored.write_bytes(image_bytes((20, 10), "PNG"))
+    values[1] = {"bytes": None, "path": str(stored)}  # a readable file: sent
+    values[2] = {"bytes": None, "path": str(tmp_path / "missing.png")}
+    values[5] = {"bytes": None, "path": str(tmp_path)}
+    values[7] = {"bytes": None, "path": None}
+    data = image_values_task(tmp_path / "data", values)
+    vlm = VLM()
+    with serve(vlm) as url:
+        result = mm_run(url, data, tmp_path / "r")
+    assert result.returncode == 1, result.stderr
+    no_bug(result)
+    assert len(vlm.seen) == 27
+    assert ("image/png", 20, 10) in [image for seen in vlm.seen for image in seen.images]
+    folder = tmp_path / "r" / FOLDER
+    assert lines(folder / "error_message.jsonl") == [
+        {
+            "question_id": "2",
+            "error": f"image 1: its file {tmp_path / 'missing.png'} cannot be read (No such "
+            "file or directory)",
+        },
+        {
+            "question_id": "5",
+            "error": f"image 1: its file {tmp_path} cannot be read (Is a directory)",
+        },
+        {"question_id": "7", "error": "image 1: the dataset gives neither its bytes nor its file"},
+    ]
+    predictions = lines(folder / "prediction.jsonl")
+    assert len(predictions) == 30 and predictions[2]["text"] == "" and predictions[3]["text"]
+    assert json.loads((folder / "evaluation.jsonl").read_text())["rougel"]
+    assert "error: failed items: 3 (each task's error_message.jsonl says why)" in result.stderr
+
+
+def test_a_task_whose_images_mostly_fail_stops_past_the_threshold(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.png")
+    values: list[dict[str, Any]] = [{"bytes": None, "path": missing}] * 4
+    values.append({"bytes": image_bytes((8, 8), "PNG"), "path": None})
+    data = image_values_task(tmp_path / "data", values)
+    vlm = VLM()
+    with serve(vlm) as url:
+        result = mm_run(url, data, tmp_path / "r")
+    folder = tmp_path / "r" / FOLDER
+    assert one_line_error(result) == (
+        f"error: {TASK}: 4 of 5 items failed, more than 10%: stopped (all in "
+        f"{folder / 'error_message.jsonl'}; the first: image 1: its file {missing} cannot be "
+        "read (No such file or directory))"
+    )
+    assert len(vlm.seen) == 1 and not (folder / "prediction.jsonl").exists()
+    no_bug(result)
+
+
+def between_pixel_limits() -> bytes:
+    """A 10000×10000 PNG: over Pillow's pixel limit (a warning), under twice it (an error)."""
+    buffer = io.BytesIO()
+    Image.new("1", (10000, 10000)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("image_format", ["original", "png"])
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")  # the stand-in's
+def test_an_image_over_pillows_warning_limit_is_sent_without_a_warning(
+    tmp_path: Path, image_format: str
+) -> None:
+    """The original's Task decodes such an image; it is sent, and Pillow's
+    DecompressionBombWarning never reaches the terminal."""
+    data = one_image_task(tmp_path / "data", [between_pixel_limits(), *good_images(1)])
+    vlm = VLM()
+    with serve(vlm) as url:
+        result = mm_run(url, data, tmp_path / "r", "--image-format", image_format)
+    assert result.returncode == 0, result.stderr
+    assert "Warning" not in result.stderr and "warn" not in result.stderr, result.stderr
+    sizes = sorted(image[1:] for seen in vlm.seen for image in seen.images)
+    assert sizes == [(16, 16), (10000, 10000)]
 
 
 def test_a_damaged_row_group_is_one_line_naming_the_file(tmp_path: Path) -> None:

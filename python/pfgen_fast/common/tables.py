@@ -80,9 +80,17 @@ def print_table(
             shown_title = f"{title} ({number}/{len(panels)})"
         last = number == len(panels)
         console.print(
-            panel_table(shown_title, caption if last else None, texts, headers, [key, *panel],
-                        below, key_width, widths)
-        )  # fmt: skip
+            panel_table(
+                shown_title,
+                caption if last else None,
+                texts,
+                headers,
+                [key, *panel],
+                below,
+                key_width,
+                widths,
+            )
+        )
 
 
 # The first column's narrowest width, and the room a column takes beside its width.

@@ -21,7 +21,7 @@ from pfgen_fast.evalmm.tasks import METRICS
 JUDGE_LOG = "judge_replies.jsonl"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Run:
     """One model's predictions on one task."""
 

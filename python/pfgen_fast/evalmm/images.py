@@ -4,12 +4,19 @@ The original's Tasks give the model decoded pixels: `datasets` applies an image'
 orientation when it decodes it. A server given the stored file may or may not apply that tag,
 so an image whose orientation is not the identity is sent as a PNG of the pixels the Task
 gives (the turn baked in, no EXIF); every other image is sent as stored where the format allows.
-`upright_image` is the same rule for a file alone (the site's thumbnails)."""
+`upright_image` is the same rule for a file alone (the site's thumbnails).
+
+Pillow warns of an image between its pixel limit and twice that (DecompressionBombWarning) and
+refuses a larger one (DecompressionBombError). The original's Task decodes the former, so they
+are sent, without the warning; the latter fail their items."""
 
 from __future__ import annotations
 
 import base64
 import io
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,6 +32,16 @@ ORIENTATION = 0x0112  # the EXIF tag
 TURNING_ORIENTATIONS = range(2, 9)
 
 
+@contextmanager
+def pixel_limit_quiet() -> Iterator[None]:
+    """Pillow's DecompressionBombWarning silenced while an image is opened or decoded."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        yield
+
+
 def turns(image: PILImage.Image) -> bool:
     """Whether the image carries an EXIF orientation that turns or mirrors it."""
     return image.getexif().get(ORIENTATION) in TURNING_ORIENTATIONS
@@ -35,10 +52,11 @@ def decode(data: bytes) -> PILImage.Image:
     applied."""
     from PIL import Image, ImageOps
 
-    image: PILImage.Image = Image.open(io.BytesIO(data))
-    image.load()
-    if image.getexif().get(ORIENTATION) is not None:
-        image = ImageOps.exif_transpose(image)
+    with pixel_limit_quiet():
+        image: PILImage.Image = Image.open(io.BytesIO(data))
+        image.load()
+        if image.getexif().get(ORIENTATION) is not None:
+            image = ImageOps.exif_transpose(image)
     return image
 
 
@@ -71,7 +89,7 @@ def stored_format(data: bytes) -> tuple[str | None, bool]:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        with pixel_limit_quiet(), Image.open(io.BytesIO(data)) as image:
             return image.format, turns(image)
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
         return None, False
@@ -96,7 +114,7 @@ def check_decodes(data: bytes, kind: str) -> None:
 
     if kind == "JPEG" and data.endswith(b"\xff\xd9"):
         return
-    with Image.open(io.BytesIO(data)) as image:
+    with pixel_limit_quiet(), Image.open(io.BytesIO(data)) as image:
         if kind == "PNG":
             image.verify()
         else:

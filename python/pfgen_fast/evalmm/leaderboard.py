@@ -54,16 +54,26 @@ METRIC_NAMES = {
 }
 # Metrics whose scores are fractions, shown ×100 (make_leaderboard.py's list).
 PERCENT_METRICS = frozenset(
-    {"jdocqa", "jmmmu", "jic-vqa", "mecha-ja", "mmmu", "cc-ocr", "substring-match", "ai2d",
-     "blink", "mathvista"}
-)  # fmt: skip
+    {
+        "jdocqa",
+        "jmmmu",
+        "jic-vqa",
+        "mecha-ja",
+        "mmmu",
+        "cc-ocr",
+        "substring-match",
+        "ai2d",
+        "blink",
+        "mathvista",
+    }
+)
 ENGLISH = "英語"
 FORMATS = ("markdown", "latex", "csv", "json")
 # The figure formats `--plot` writes, by the file's suffix.
 PLOT_FORMATS = ("png", "svg", "pdf")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Column:
     task: str
     metric: str

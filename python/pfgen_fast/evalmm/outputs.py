@@ -57,7 +57,7 @@ TEXT_FIELDS = frozenset({"question_id", "text", "answer", "input_text", "categor
 ROTATED_ID = re.compile(r"\d+_rot\d+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prediction:
     """One line of `prediction.jsonl`; `scores`: the metrics' per-item scores."""
 
@@ -70,7 +70,7 @@ class Prediction:
     scores: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ResultFolder:
     """One `<task>/<model>/` folder: its predictions, the evaluation's aggregates by metric,
     its manifest and pfgen_fast's run record (empty when absent)."""
@@ -164,16 +164,33 @@ def read_optional_object(path: Path) -> dict[str, Any]:
     return read_json_object(path) if path.is_file() else {}
 
 
-def read_result_folder(folder: Path) -> ResultFolder:
-    """A result folder; its task and model from its manifest (or run record), else from the
-    folder's name and its parent's."""
+def place_of(folder: Path, root: Path | None) -> tuple[str, str]:
+    """The task and model a result folder's place says: `<task>/<model>` under `root` when its
+    first part is a task of llm-jp-eval-mm's (the model's parts joined, percent-decoded by
+    `mm run`'s rule), else the folder's parent and own name."""
+    parts = folder.relative_to(root).parts if root is not None else ()
+    if len(parts) >= 2 and parts[0] in task_names():
+        return parts[0], model_of(parts[1:])
+    return folder.parent.name, model_of([folder.name])
+
+
+def read_result_folder(folder: Path, root: Path | None = None) -> ResultFolder:
+    """A result folder; its task and model from its manifest (or run record), else from its
+    place under `root` (`place_of`)."""
     predictions = read_predictions(folder)
     evaluation = read_evaluation(folder) if (folder / EVALUATION).is_file() else {}
     manifest = read_optional_object(folder / MANIFEST)
     run_info = read_optional_object(folder / RUN_INFO)
-    task = manifest.get("task_id") or run_info.get("task") or folder.parent.name
-    model = manifest.get("model_id") or folder.name
-    return ResultFolder(folder, str(task), str(model), predictions, evaluation, manifest, run_info)
+    place_task, place_model = place_of(folder, root)
+    return ResultFolder(
+        folder=folder,
+        task=str(manifest.get("task_id") or run_info.get("task") or place_task),
+        model=str(manifest.get("model_id") or place_model),
+        predictions=predictions,
+        evaluation=evaluation,
+        manifest=manifest,
+        run_info=run_info,
+    )
 
 
 def recorded_data_dir(result: ResultFolder) -> Path | None:

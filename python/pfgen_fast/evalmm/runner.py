@@ -66,7 +66,7 @@ ERROR_THRESHOLD = 0.1
 OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-fA-F]+>")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Generation:
     """The generation settings of every request (recorded in run_info.json): the request's own
     parameters, how images are sent, `--extra-body` (merged in by the client) and whether
@@ -87,7 +87,7 @@ class Generation:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Prediction:
     """One item's line of `prediction.jsonl`, and its document for the scorers."""
 
@@ -197,6 +197,8 @@ def image_failure(number: int, image: TaskImage, error: BaseException) -> str:
     task's wrapping of it), without Python object reprs."""
     from PIL import Image, UnidentifiedImageError
 
+    if image.problem is not None:
+        return f"image {number}: {image.problem}"
     cause = error
     while isinstance(cause, PfgenError) and cause.__context__ is not None:
         cause = cause.__context__

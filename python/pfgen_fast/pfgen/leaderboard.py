@@ -194,9 +194,17 @@ def export_bytes(entries: Sequence[Entry], file_format: str) -> bytes:
 # The leaderboard as printed: piped, these columns (the rank empty for system rows); on a
 # terminal, short labels, with the mode and the path under the model's name.
 COLUMNS = [
-    "model", "rank", "mode", "score", "score_std", "length", "fluency", "truthfulness",
-    "helpfulness", "path",
-]  # fmt: skip
+    "model",
+    "rank",
+    "mode",
+    "score",
+    "score_std",
+    "length",
+    "fluency",
+    "truthfulness",
+    "helpfulness",
+    "path",
+]
 LABELS = ["model", "rank", "mode", "score", "sd", "len", "F", "T", "H", "path"]
 CAPTION = (
     "sd: standard deviation of the score over trials; len: mean answer length; "

@@ -50,7 +50,7 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
             continue
         for folder in folders:
             try:
-                result = read_result_folder(folder)
+                result = read_result_folder(folder, root)
             except PfgenError as error:
                 collected.warnings.append(f"{error}; run left out")
                 continue

@@ -27,12 +27,30 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([asdict(info) for info in infos])
         return 0
-    columns = ["task", "dataset", "revision", "split", "metrics", "cluster", "display name",
-               "--data", "how to make it"]  # fmt: skip
+    columns = [
+        "task",
+        "dataset",
+        "revision",
+        "split",
+        "metrics",
+        "cluster",
+        "display name",
+        "--data",
+        "how to make it",
+    ]
     rows = [
-        [i.name, i.dataset, i.revision or "unpinned", i.split, ", ".join(i.metrics), i.cluster,
-         i.display_name, i.data.describe(), i.data.make]
+        [
+            i.name,
+            i.dataset,
+            i.revision or "unpinned",
+            i.split,
+            ", ".join(i.metrics),
+            i.cluster,
+            i.display_name,
+            i.data.describe(),
+            i.data.make,
+        ]
         for i in infos
-    ]  # fmt: skip
+    ]
     print_table("llm-jp-eval-mm tasks", columns, rows)
     return 0

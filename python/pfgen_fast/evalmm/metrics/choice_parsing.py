@@ -22,8 +22,15 @@ EDGE_PUNCTUATION = [",", ".", "!", "?", ";", ":", "'", "、", "。", "！", "？
 LONE_PUNCTUATION = frozenset(EDGE_PUNCTUATION)
 JAPANESE_CHAR = "[\u3040-\u30ff\u4e00-\u9fff]"
 ENGLISH_INDICATORS = (
-    "could be ", "so ", "is ", "thus ", "therefore ", "final ", "answer ", "result ",
-)  # fmt: skip
+    "could be ",
+    "so ",
+    "is ",
+    "thus ",
+    "therefore ",
+    "final ",
+    "answer ",
+    "result ",
+)
 EQUALS = ("＝", "=")
 SENTENCE_SPLIT = re.compile(r"[。！？.]\s*|\n")
 COMMA_NUMBER = re.compile(r"-?\b\d{1,3}(?:,\d{3})+\b")

@@ -21,13 +21,21 @@ SUBJECT = re.compile(r"^[^_]+_(.+)_\d+$")
 # The subjects of each domain (MMMU's grouping; JMMMU's five domains as llm-jp-eval-mm has them).
 BUSINESS = ["Accounting", "Economics", "Finance", "Manage", "Marketing"]
 HEALTH = [
-    "Basic_Medical_Science", "Clinical_Medicine", "Diagnostics_and_Laboratory_Medicine",
-    "Pharmacy", "Public_Health",
-]  # fmt: skip
+    "Basic_Medical_Science",
+    "Clinical_Medicine",
+    "Diagnostics_and_Laboratory_Medicine",
+    "Pharmacy",
+    "Public_Health",
+]
 TECH = [
-    "Agriculture", "Architecture_and_Engineering", "Computer_Science", "Electronics",
-    "Energy_and_Power", "Materials", "Mechanical_Engineering",
-]  # fmt: skip
+    "Agriculture",
+    "Architecture_and_Engineering",
+    "Computer_Science",
+    "Electronics",
+    "Energy_and_Power",
+    "Materials",
+    "Mechanical_Engineering",
+]
 MMMU_DOMAINS = {
     "Art and Design": ["Art", "Art_Theory", "Design", "Music"],
     "Business": BUSINESS,

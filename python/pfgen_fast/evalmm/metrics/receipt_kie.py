@@ -14,8 +14,14 @@ from typing import Any
 from pfgen_fast.common.errors import InputError
 
 SCALAR_FIELDS = (
-    "store_name", "store_address", "receipt_id", "date", "time", "total_amount", "tax_amount",
-)  # fmt: skip
+    "store_name",
+    "store_address",
+    "receipt_id",
+    "date",
+    "time",
+    "total_amount",
+    "tax_amount",
+)
 LINE_ITEM_FIELDS = ("item_name", "item_price", "item_quantity")
 # A fenced block (```, optionally "json"); its content is tried before a bare {...}.
 FENCED = re.compile(r"```(?:json)?\s*\n?(.*?)\n?```", re.DOTALL)

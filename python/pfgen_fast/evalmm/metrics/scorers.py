@@ -4,7 +4,7 @@ it aggregates, as llm-jp-eval-mm's scorers of the same names."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ Doc = dict[str, Any]
 Aggregate = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
     """Choices of a scoring run. `judge`: the client the judge metrics ask; `judge_errors`: what
     an item the judge could not score counts as; `judge_max_tokens`: the judge's max_tokens
@@ -48,6 +48,7 @@ class Scorer:
     name: str
     score: Callable[[Batch], list[Any]]
     aggregate: Callable[[list[Any], Batch], Aggregate]
+    _: KW_ONLY
     # Document fields each item must carry, with their JSON types.
     fields: tuple[tuple[str, type | tuple[type, ...]], ...] = ()
     # Further checks of one document (raising InputError naming `where` and the field).
@@ -213,7 +214,7 @@ register(
         "jic-vqa",
         per_item(match.contains),
         by_docs(aggregate.by_domain),
-        (("domain", (str, type(None))),),
+        fields=(("domain", (str, type(None))),),
     )
 )
 register(

@@ -56,7 +56,7 @@ class DataLayout:
         return f"Hub copy: {configs}; split {self.split}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskInfo:
     """A task: its Hub dataset (`revision` pinned in reference_data, None: unpinned), the split
     it reads, its default metrics, its cluster and display name (llm-jp-eval-mm's
@@ -151,7 +151,16 @@ def task_info(name: str) -> TaskInfo:
         if task == name:
             revision = pinned_revision(dataset)
             layout = data_layout(task, dataset, revision, split)
-            return TaskInfo(task, dataset, revision, split, metrics, cluster, display, layout)
+            return TaskInfo(
+                name=task,
+                dataset=dataset,
+                revision=revision,
+                split=split,
+                metrics=metrics,
+                cluster=cluster,
+                display_name=display,
+                data=layout,
+            )
     raise PfgenError(f"unknown task {name!r} (one of {', '.join(task_names())})")
 
 

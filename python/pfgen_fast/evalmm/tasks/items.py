@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.python_source import KeyField
-from pfgen_fast.evalmm.images import decode, encode_as_datasets, stored_format
+from pfgen_fast.evalmm.images import (
+    decode,
+    encode_as_datasets,
+    pixel_limit_quiet,
+    stored_format,
+)
 from pfgen_fast.evalmm.prompts import TaskText, task_fstring
 from pfgen_fast.evalmm.tasks.rows import Source
 
@@ -31,7 +36,7 @@ if TYPE_CHECKING:
 Row = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskImage:
     """One image of an item, kept as the dataset stores it and decoded only when asked.
 
@@ -40,15 +45,20 @@ class TaskImage:
     ChartQAPro). `resaves`: how many times llm-jp-eval-mm's Task has `datasets` re-encode the
     decoded image before use (JA-VG-VQA-500's flattening, MECHA-ja's map and rotation: JPEG
     and WebP re-saved at Pillow's default quality); `open()` replays them, `stored()` gives
-    the dataset's own bytes."""
+    the dataset's own bytes. `problem`: why the dataset's value gives no image (a file that
+    cannot be read, a value that is not an image), raised when the image is used, so that it
+    fails its item alone."""
 
     data: bytes
     decoding: Literal["datasets", "plain"] = "datasets"
     convert_rgb: bool = False
     resaves: int = 0
     base64_text: bool = False
+    problem: str | None = None
 
     def raw(self) -> bytes:
+        if self.problem is not None:
+            raise DataError(self.problem)
         if not self.base64_text:
             return self.data
         text = self.data
@@ -57,7 +67,7 @@ class TaskImage:
         try:
             return base64.b64decode(text)
         except (binascii.Error, ValueError) as error:
-            raise DataError(f"image is not valid base64 ({error})") from None
+            raise DataError(f"not valid base64 ({error})") from None
 
     def stored(self) -> tuple[bytes, str | None, bool]:
         """The image file's bytes, Pillow's name of its format (None: not an image) and whether
@@ -74,8 +84,9 @@ class TaskImage:
         try:
             image: PILImage.Image
             if self.decoding == "plain":
-                image = Image.open(BytesIO(data))
-                image.load()
+                with pixel_limit_quiet():
+                    image = Image.open(BytesIO(data))
+                    image.load()
             else:
                 image = decode(data)
                 for _ in range(self.resaves):
@@ -85,7 +96,12 @@ class TaskImage:
             raise DataError(f"undecodable image ({error})") from None
 
 
-@dataclass(frozen=True)
+def broken_image(problem: str) -> TaskImage:
+    """An image the dataset's value does not give: its item fails with `problem`."""
+    return TaskImage(data=b"", problem=problem)
+
+
+@dataclass(frozen=True, kw_only=True)
 class TaskItem:
     """One request of a task. `prompt`: the Task's doc_to_text (what prediction.jsonl records
     as input_text); `input_text`: the prompt with "<image>" removed, as the runner sends it;
@@ -107,12 +123,18 @@ def item(
     doc: dict[str, Any] | None = None,
 ) -> TaskItem:
     return TaskItem(
-        question_id, prompt, prompt.replace("<image>", ""), tuple(images), answer, doc or {}
+        question_id=question_id,
+        prompt=prompt,
+        input_text=prompt.replace("<image>", ""),
+        images=tuple(images),
+        answer=answer,
+        doc=doc or {},
     )
 
 
-def image_of(value: Any, where: str, **options: Any) -> TaskImage:
-    """A stored image (`{"bytes", "path"}` of an Image feature, or raw bytes) kept undecoded."""
+def image_of(value: Any, **options: Any) -> TaskImage:
+    """A stored image (`{"bytes", "path"}` of an Image feature, or raw bytes) kept undecoded;
+    a value that gives no image is a broken image, its item's error."""
     if isinstance(value, dict):
         data = value.get("bytes")
         path = value.get("path")
@@ -120,13 +142,14 @@ def image_of(value: Any, where: str, **options: Any) -> TaskImage:
             try:
                 data = Path(path).read_bytes()
             except OSError as error:
-                raise DataError(f"{where}: image file {path} unreadable ({error})") from None
+                reason = error.strerror or type(error).__name__
+                return broken_image(f"its file {path} cannot be read ({reason})")
         if data is None:
-            raise DataError(f"{where}: an image with neither bytes nor path")
-        return TaskImage(data, **options)
+            return broken_image("the dataset gives neither its bytes nor its file")
+        return TaskImage(data=data, **options)
     if isinstance(value, bytes):
-        return TaskImage(value, **options)
-    raise DataError(f"{where}: not an image ({type(value).__name__})")
+        return TaskImage(data=value, **options)
+    return broken_image(f"the dataset holds {type(value).__name__}, not an image")
 
 
 @dataclass(frozen=True)
@@ -148,7 +171,7 @@ def letters_list(options: list[Any]) -> str:
 def ja_vg_vqa_500(source: Source, _options: Options) -> Iterator[TaskItem]:
     """One item per question-answer pair of each image (the Task flattens `qas`)."""
     for row in source.rows(None, "test", ["image_id", "image", "qas"]):
-        image = image_of(row["image"], f"image {row['image_id']}", resaves=1)
+        image = image_of(row["image"], resaves=1)
         for qa in row["qas"]:
             question = qa["question"]
             yield item(str(qa["qa_id"]), question, [image], qa["answer"], {"input_text": question})
@@ -160,7 +183,7 @@ def japanese_heron_bench(source: Source, _options: Options) -> Iterator[TaskItem
         qid = str(row["question_id"])
         doc = {"context": row["context"], "input_text": row["text"], "category": row["category"]}
         answer = row["answer"]["gpt-4-0125-preview"]
-        yield item(qid, row["text"], [image_of(row["image"], qid)], answer, doc)
+        yield item(qid, row["text"], [image_of(row["image"])], answer, doc)
 
 
 def question_answer_image(
@@ -172,7 +195,7 @@ def question_answer_image(
         qid = str(row[id_column]) if id_column else str(index)
         question = row["question"]
         doc = {"input_text": question}
-        yield item(qid, question, [image_of(row["image"], qid)], row[answer_column], doc)
+        yield item(qid, question, [image_of(row["image"])], row[answer_column], doc)
 
 
 def ja_vlm_bench_in_the_wild(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -187,7 +210,7 @@ def ja_multi_image_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
     """The Task drops "<image> " (with its space) from the question."""
     for index, row in enumerate(source.rows(None, "test", ["question", "images", "answer"])):
         qid = str(index)
-        images = [image_of(value, f"item {qid}") for value in row["images"]]
+        images = [image_of(value) for value in row["images"]]
         question = row["question"]
         prompt = question.replace("<image> ", "")
         yield item(qid, prompt, images, row["answer"], {"input_text": question})
@@ -198,7 +221,7 @@ def jdocqa(source: Source, _options: Options) -> Iterator[TaskItem]:
     columns = ["question_id", "question", "answer", "answer_type", *image_columns]
     for row in source.rows(None, "test", columns):
         qid = str(row["question_id"])
-        images = [image_of(row[c], qid) for c in image_columns if row[c] is not None]
+        images = [image_of(row[c]) for c in image_columns if row[c] is not None]
         doc = {"answer_type": row["answer_type"], "input_text": row["question"]}
         yield item(qid, row["question"], images, row["answer"], doc)
 
@@ -209,7 +232,7 @@ def jic_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
     for row in source.rows(None, "train", columns):
         qid = str(row["question_id"])
         doc = {"domain": row["domain"], "input_text": row["input_text"]}
-        yield item(qid, row["input_text"], [image_of(row["image"], qid)], row["answer"], doc)
+        yield item(qid, row["input_text"], [image_of(row["image"])], row["answer"], doc)
 
 
 MECHA_JA_INSTRUCTION = TaskText("mecha_ja.py", "MULTI_CHOICE_PROMPT")
@@ -236,7 +259,7 @@ def mecha_ja(source: Source, options: Options) -> Iterator[TaskItem]:
                 qid = f"{index}_rot{turn}"
                 choices = base[turn:] + base[:turn]
                 answer = (row["answer"] - turn) % len(base)
-            image = image_of(row["image"], qid, resaves=1 if turn is None else 2)
+            image = image_of(row["image"], resaves=1 if turn is None else 2)
             prompt = choice_prompt(row["question"], choices, instruction)
             doc = {
                 "question_id": qid,
@@ -256,7 +279,7 @@ def cvqa(source: Source, options: Options) -> Iterator[TaskItem]:
         qid = str(index)
         prompt = choice_prompt(row["Question"], row["Options"], instruction)
         answer = chr(ord("A") + row["Label"])
-        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {})
+        yield item(qid, prompt, [image_of(row["image"])], answer, {})
 
 
 def cc_ocr(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -265,14 +288,14 @@ def cc_ocr(source: Source, _options: Options) -> Iterator[TaskItem]:
     japanese = (row for row in rows if row["l2-category"] == "Japanese")
     for index, row in enumerate(japanese):
         qid = str(index)
-        image = base64_image(row["image"], qid)
+        image = base64_image(row["image"])
         yield item(qid, row["question"], [image], row["answer"], {"input_text": row["question"]})
 
 
-def base64_image(value: Any, where: str) -> TaskImage:
+def base64_image(value: Any) -> TaskImage:
     if not isinstance(value, str):
-        raise DataError(f"{where}: image is not base64 text ({type(value).__name__})")
-    return TaskImage(value.encode("ascii", "replace"), decoding="plain", base64_text=True)
+        return broken_image(f"the dataset holds {type(value).__name__}, not base64 text")
+    return TaskImage(data=value.encode("ascii", "replace"), decoding="plain", base64_text=True)
 
 
 # --- multiple-subject exams: all configs in order ------------------------------------------
@@ -307,8 +330,9 @@ def mmmu_items(
             images = []
             for name in names:
                 if row.get(name) is None:
-                    raise DataError(f"{config}, {qid}: the prompt names {name}, which is empty")
-                images.append(image_of(row[name], qid, convert_rgb=True))
+                    images.append(broken_image(f"the prompt names {name}, which is empty"))
+                else:
+                    images.append(image_of(row[name], convert_rgb=True))
             prompt = full
             for n in range(1, 8):
                 prompt = prompt.replace(f"<image {n}>", "<image>")
@@ -368,7 +392,7 @@ def jawildtext_board_vqa(source: Source, options: Options) -> Iterator[TaskItem]
         qid = str(index)
         prompt = (row["question"] or "") + suffix
         answer = row["answer"] or ""
-        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {"input_text": prompt})
+        yield item(qid, prompt, [image_of(row["image"])], answer, {"input_text": prompt})
 
 
 def reading_order(polygons: list[dict[str, Any]] | None) -> str:
@@ -394,7 +418,7 @@ def jawildtext_handwriting_ocr(source: Source, options: Options) -> Iterator[Tas
     for index, row in enumerate(rows):
         qid = str(index)
         answer = reading_order(row["polygons"])
-        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {"input_text": prompt})
+        yield item(qid, prompt, [image_of(row["image"])], answer, {"input_text": prompt})
 
 
 def field_value(value: Any) -> Any:
@@ -419,7 +443,7 @@ def jawildtext_receipt_kie(source: Source, options: Options) -> Iterator[TaskIte
     for index, row in enumerate(source.rows("receipt_kie", "train", ["fields", "image"])):
         qid = str(index)
         answer = receipt_gold(row["fields"])
-        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {"input_text": prompt})
+        yield item(qid, prompt, [image_of(row["image"])], answer, {"input_text": prompt})
 
 
 # --- English tasks ---------------------------------------------------------------------------
@@ -456,7 +480,7 @@ def ai2d(source: Source, options: Options) -> Iterator[TaskItem]:
         qid = str(index)
         prompt = f"{row['question']}\n{letters_list(row['options'])}{suffix}"
         answer = chr(ord("A") + int(row["answer"]))
-        yield item(qid, prompt, [image_of(row["image"], qid)], answer, {})
+        yield item(qid, prompt, [image_of(row["image"])], answer, {})
 
 
 def blink(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -468,7 +492,7 @@ def blink(source: Source, options: Options) -> Iterator[TaskItem]:
         for row in source.rows(config, "val", ["prompt", "answer"], image_columns):
             qid = f"blink_val_{index}"
             index += 1
-            images = [image_of(row[c], qid) for c in image_columns if row.get(c) is not None]
+            images = [image_of(row[c]) for c in image_columns if row.get(c) is not None]
             answer = row["answer"]
             if answer.startswith("(") and answer.endswith(")"):
                 answer = answer[1:-1]
@@ -480,7 +504,7 @@ def docvqa_config(source: Source, config: str, suffix: str) -> Iterator[TaskItem
     for row in source.rows(config, "validation", columns):
         qid = str(row["questionId"])
         prompt = f"{row['question']}{suffix}"
-        yield item(qid, prompt, [image_of(row["image"], qid)], row["answers"], {})
+        yield item(qid, prompt, [image_of(row["image"])], row["answers"], {})
 
 
 def docvqa(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -495,7 +519,7 @@ def infographicvqa(source: Source, options: Options) -> Iterator[TaskItem]:
 def textvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
     for row in source.rows(None, "validation", ["question_id", "question", "answers", "image"]):
         qid = str(row["question_id"])
-        yield item(qid, row["question"], [image_of(row["image"], qid)], row["answers"], {})
+        yield item(qid, row["question"], [image_of(row["image"])], row["answers"], {})
 
 
 def okvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -503,7 +527,7 @@ def okvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
     for row in source.rows(None, "val2014", ["question_id", "question", "answers", "image"]):
         qid = str(row["question_id"])
         answers = list(dict.fromkeys(row["answers"]))
-        yield item(qid, row["question"], [image_of(row["image"], qid)], answers, {})
+        yield item(qid, row["question"], [image_of(row["image"])], answers, {})
 
 
 def chartqa(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -517,16 +541,16 @@ def chartqa(source: Source, options: Options) -> Iterator[TaskItem]:
         answer = row["label"] if "label" in row else row.get("answer", "")
         answers = answer if isinstance(answer, list) else [str(answer)]
         prompt = f"{row['question']}{suffix}"
-        yield item(qid, prompt, [image_of(row["image"], qid)], answers, {})
+        yield item(qid, prompt, [image_of(row["image"])], answers, {})
 
 
-def chartqapro_image(value: Any, where: str) -> TaskImage:
+def chartqapro_image(value: Any) -> TaskImage:
     """Raw bytes, base64 text (maybe a data URL) or an Image feature."""
     if isinstance(value, bytes):
-        return TaskImage(value, decoding="plain")
+        return TaskImage(data=value, decoding="plain")
     if isinstance(value, str):
-        return TaskImage(value.encode("ascii", "replace"), decoding="plain", base64_text=True)
-    return image_of(value, where)
+        return base64_image(value)
+    return image_of(value)
 
 
 def chartqapro_answers(answer: Any) -> list[str]:
@@ -546,4 +570,4 @@ def chartqapro(source: Source, options: Options) -> Iterator[TaskItem]:
         qid = f"{years[0] if years else 'unknown'}_{index}"
         prompt = f"{row['Question'][0]}{suffix}"
         answers = chartqapro_answers(row.get("Answer", []))
-        yield item(qid, prompt, [chartqapro_image(row["image"], qid)], answers, {})
+        yield item(qid, prompt, [chartqapro_image(row["image"])], answers, {})

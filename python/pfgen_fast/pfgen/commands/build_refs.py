@@ -24,9 +24,16 @@ from pfgen_fast.pfgen.data import load_questions
 REPORT_NAME = "build-refs-report.json"
 # The steps' table: piped, these columns; on a terminal, short labels.
 STEP_COLUMNS = [
-    "question", "source", "step", "in", "out", "length_mean", "length_sd", "seconds",
+    "question",
+    "source",
+    "step",
+    "in",
+    "out",
+    "length_mean",
+    "length_sd",
+    "seconds",
     "peak_memory_mb",
-]  # fmt: skip
+]
 STEP_LABELS = ["question", "source", "step", "in", "out", "len", "sd", "s", "MB"]
 STEP_CAPTION = "len, sd: mean and standard deviation of the lengths; s: seconds; MB: peak memory"
 

@@ -31,9 +31,18 @@ DEFAULT_PATTERN = "result/**/trials.jsonl.xz"
 # The table of runs: piped, these columns; on a terminal, short labels, with the mode, the
 # status and the path under the model's name.
 COLUMNS = [
-    "model", "mode", "trials", "score", "score_std", "length", "fluency", "truthfulness",
-    "helpfulness", "status", "path",
-]  # fmt: skip
+    "model",
+    "mode",
+    "trials",
+    "score",
+    "score_std",
+    "length",
+    "fluency",
+    "truthfulness",
+    "helpfulness",
+    "status",
+    "path",
+]
 LABELS = ["model", "mode", "n", "score", "sd", "len", "F", "T", "H", "status", "path"]
 CAPTION = (
     "n: trials; sd: standard deviation of the score over trials; len: mean answer length; "
