@@ -23,6 +23,9 @@ MM_ANSWER_ID = "102"
 MM_ANSWER = "赤いりんごが二つあります"  # the large model's answer to item MM_ANSWER_ID
 MM_REASONING = "写真の中央に赤いりんごが見える。"  # the reasoning recorded with it
 MM_REVISION = "aa13b70cd939faa1783187a752be2c0ca0d8303b"  # recorded in run_info.json
+# the generation and judge settings recorded in run_info.json
+MM_GENERATION: dict[str, Any] = {"strip_reasoning": True, "extra_body": {"top_k": 20}}
+MM_JUDGE: dict[str, Any] = {"model": "judge-1", "max_tokens": {"llm-as-a-judge": 77}}
 LCTG_ANSWER = "新商品のお茶は香りが豊かで、毎日の休憩にぴったりです。"
 JUDGE_REPLY = "回答Aのほうが正確です。[[A]]"
 PFGEN_RUNS = (
@@ -86,8 +89,6 @@ def make_mm(
     """A result folder `<task>/<model>/` per task and model, as `mm run` writes it (its
     run_info.json names the dataset folder unless `record_data` is false), and each task's
     dataset folder."""
-    from pfgen_fast.evalmm.tasks import task_info
-
     results = root / "mm-results"
     datasets = {task: mm_dataset(root, task) for task in tasks}
     for task, dataset in datasets.items():
@@ -124,14 +125,28 @@ def make_mm(
                 "result_dir": str(folder),
             }
             (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-            run_info = {
-                "task": task,
-                "dataset": task_info(task).dataset,
-                "dataset_revision": MM_REVISION,
-                "data_dir": str(dataset) if record_data else None,
-            }
-            (folder / "run_info.json").write_text(json.dumps(run_info), encoding="utf-8")
+            record = mm_run_info(task, model, dataset if record_data else None)
+            (folder / "run_info.json").write_text(json.dumps(record), encoding="utf-8")
     return results, datasets
+
+
+def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
+    """run_info.json as `mm run` writes it (its own code), with MM_GENERATION and MM_JUDGE,
+    and the revision MM_REVISION."""
+    from pfgen_fast.evalmm.runner import Generation, TaskRun, run_info
+    from pfgen_fast.evalmm.tasks import task_info
+
+    run = TaskRun(
+        task=task,
+        model=model,
+        out=Path("result"),
+        data_dir=dataset,
+        generation=Generation(**MM_GENERATION),
+        metrics=None,
+        judge=MM_JUDGE,
+    )
+    record = run_info(run, task_info(task))
+    return {**record, "dataset_revision": MM_REVISION}
 
 
 def make_lctg(root: Path) -> Path:

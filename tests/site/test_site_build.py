@@ -20,6 +20,8 @@ import pytest
 from site_inputs import (
     LCTG_ANSWER,
     MM_ANSWER,
+    MM_GENERATION,
+    MM_JUDGE,
     MM_LAYOUTS,
     MM_REASONING,
     MM_REVISION,
@@ -243,6 +245,67 @@ def test_every_layout_shows_every_image_from_the_run_record(
         checked.add(task)
     assert checked == {MM_TASK, *MM_LAYOUTS}
     assert any(len(item.image_sizes) > 1 for item in mm_items("jmmmu", datasets["jmmmu"]))
+
+
+def test_run_settings_show_how_each_run_was_made(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """pfgen-bench: every key of a run's config (generate's enable_thinking, strip_reasoning
+    and --extra-body keys; the published runners' add_no_think and chat_template, a long one
+    shortened); llm-jp-eval-mm: run_info.json's generation and judge settings, one a key."""
+    pfgen = tmp_path / "pfgen"
+    shutil.copytree(inputs["pfgen"], pfgen)
+    result = pfgen / PFGEN_RUNS[0] / "result.json"
+    data = json.loads(result.read_text(encoding="utf-8"))
+    template = "{% for message in messages %}{{ message['content'] }}{% endfor %}" * 3
+    extra = {"top_k": 20, "chat_template_kwargs": {"enable_thinking": False}}
+    data["config"].update(
+        enable_thinking=False,
+        strip_reasoning=True,
+        add_no_think=True,
+        chat_template=template,
+        **extra,
+    )
+    result.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--pfgen", pfgen, "--mm", inputs["mm"])
+    assert done.returncode == 0, done.stderr
+    pages, _ = site_documents(out)
+    [run] = [page for page in pages if page["bench"] == "pfgen" and PFGEN_RUNS[0] in page["title"]]
+    settings = run["settings"]
+    assert settings["enable_thinking"] is False and settings["strip_reasoning"] is True
+    assert settings["add_no_think"] is True and settings["top_k"] == 20
+    assert settings["chat_template_kwargs"] == '{"enable_thinking": false}'
+    assert settings["chat_template"] == f"{template[:80]}… ({len(template)} characters)"
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert html.escape("enable_thinking: false\nstrip_reasoning: true") in index
+    for page in (page for page in pages if page["bench"] == "mm"):
+        settings = page["settings"]
+        assert settings["strip_reasoning"] is MM_GENERATION["strip_reasoning"] is True
+        assert settings["extra_body"] == json.dumps(MM_GENERATION["extra_body"])
+        assert settings["max_tokens"] == 256 and settings["image_format"] == "original"
+        assert settings["judge model"] == MM_JUDGE["model"]
+        assert settings["judge max_tokens"] == json.dumps(MM_JUDGE["max_tokens"])
+        assert "generation" not in settings and "judge" not in settings
+
+
+def test_a_percent_encoded_model_folder_shows_its_model_without_a_manifest(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """`mm run --model /models/org/vlm-7b` writes `%2Fmodels%2Forg%2Fvlm-7b/`; a model name
+    with `/` is a deeper folder: both are the models' names, from the folders alone."""
+    results = tmp_path / "mm"
+    shutil.copytree(inputs["mm"], results)
+    encoded = results / MM_TASK / "%2Fmodels%2Forg%2Fvlm-7b"
+    (results / MM_TASK / "org" / "vlm-small").rename(encoded)
+    for manifest in results.rglob("manifest.json"):
+        manifest.unlink()
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", results)
+    assert done.returncode == 0, done.stderr
+    pages, _ = site_documents(out)
+    shown = {(page["settings"]["model_id"], page["settings"]["task_id"]) for page in pages}
+    assert shown == {("/models/org/vlm-7b", MM_TASK), ("org/vlm-large", MM_TASK)}
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert '<td data-column="model">/models/org/vlm-7b</td>' in index
 
 
 def test_a_moved_dataset_is_a_note_until_mm_data_names_it(tmp_path: Path) -> None:

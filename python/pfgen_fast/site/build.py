@@ -42,7 +42,12 @@ def value_attribute(value: Any) -> str:
 
 
 def settings_text(settings: dict[str, Any]) -> str:
-    return "\n".join(f"{k}: {v}" for k, v in settings.items() if v is not None)
+    """The settings on hover, one a line, true and false as on the run page."""
+    return "\n".join(
+        f"{k}: {str(v).lower() if isinstance(v, bool) else v}"
+        for k, v in settings.items()
+        if v is not None
+    )
 
 
 def cell(column: Column, row: Row) -> str:

@@ -5,6 +5,7 @@ model's answer side by side, the opened first."""
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -79,11 +80,35 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
 def result_row(result: ResultFolder, run: str) -> Row:
     cells: dict[str, Any] = {"model": result.model, "task": result.task}
     cells.update(result.overall_scores())
+    return Row(run=run, cells=cells, settings=run_settings(result))
+
+
+# The run record's settings shown one per key: the generation's as they are, the judge's with
+# "judge " before each.
+SETTING_GROUPS = {"generation": "", "judge": "judge "}
+
+
+def run_settings(result: ResultFolder) -> dict[str, Any]:
+    """What a run's row and page show of its settings: the manifest's fields (not its
+    result_dir), then the run record's, its generation settings (`strip_reasoning`,
+    `extra_body` ...) and the judge's (model, max_tokens by metric) one per key."""
     settings = {k: v for k, v in result.manifest.items() if k != "result_dir"}
-    settings.update(result.run_info)
     settings.setdefault("model_id", result.model)
     settings.setdefault("task_id", result.task)
-    return Row(run=run, cells=cells, settings=settings)
+    for key, value in result.run_info.items():
+        if key in SETTING_GROUPS and isinstance(value, dict):
+            for name, setting in value.items():
+                settings[SETTING_GROUPS[key] + name] = setting_text(setting)
+        else:
+            settings[key] = value
+    return settings
+
+
+def setting_text(value: Any) -> Any:
+    """A setting as shown: an object or list as JSON ("none" when empty), else itself."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False) if value else "none"
+    return value
 
 
 def add_task(

@@ -5,6 +5,7 @@ leaderboard row, its questions with every sampled answer's F/T/H a run page. The
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,23 @@ COLUMNS = [
     Column("mode", numeric=False),
 ]
 LOOKED_FOR = f"result/<org>/<model>/<hash>/{RESULT_NAME} files (pfgen-bench results)"
-# The settings a row shows on hover, from the run's config.
-SETTINGS = ("model", "mode", "engine", "num_examples", "max_tokens", "temperature", "top_p")
+# The settings a row shows on hover and its page at the top, from the run's config: these
+# first, then every other key of the config in its order (those `generate` records:
+# enable_thinking, strip_reasoning, seed, --extra-body's keys; the published runners': stop,
+# prefix, chat_template, add_no_think ...).
+SETTINGS = (
+    "model",
+    "mode",
+    "engine",
+    "num_examples",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "enable_thinking",
+    "strip_reasoning",
+)
+# A longer text (a chat template) is shown by its start and its length.
+SHOWN_CHARACTERS = 80
 SUM_MODES = {
     None: f"not recorded (no {CACHE_PATH})",
     True: "left to right (Python <= 3.11, --legacy-sum)",
@@ -134,13 +150,27 @@ def collect_pfgen(roots: list[Path], collected: Collected) -> list[Path]:
 
 def run_settings(run: RunResult, legacy_sum: bool | None) -> dict[str, Any]:
     config = run.config
-    settings = {name: config[name] for name in SETTINGS if name in config}
+    names = [
+        *(name for name in SETTINGS if name in config),
+        *(n for n in config if n not in SETTINGS),
+    ]
+    settings = {name: setting_text(config[name]) for name in names}
     settings["trials"] = run.data.get("num_trials")
     settings["sum mode"] = SUM_MODES[legacy_sum]
     settings["sources"] = run.data.get("sources") or "all (the published scoring)"
     settings["input_hash"] = run.data.get("input_hash")
     settings["metadata_hash"] = run.data.get("metadata_hash")
     return settings
+
+
+def setting_text(value: Any) -> Any:
+    """A config value as shown: a long text by its start and length, an object or a list as
+    JSON, else itself."""
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and len(value) > SHOWN_CHARACTERS:
+        return f"{value[:SHOWN_CHARACTERS]}… ({len(value):,} characters)"
+    return value
 
 
 def run_page(
