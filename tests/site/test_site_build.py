@@ -308,6 +308,42 @@ def test_a_percent_encoded_model_folder_shows_its_model_without_a_manifest(
     assert '<td data-column="model">/models/org/vlm-7b</td>' in index
 
 
+def test_an_image_that_cannot_be_read_leaves_out_that_image_alone(tmp_path: Path) -> None:
+    """As `mm run` fails that item alone: the other items' images are shown, the page's note
+    and a warning name the item and why."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results, datasets = make_mm(tmp_path)
+    [file] = datasets[MM_TASK].rglob("*.parquet")
+    table = pq.read_table(file)
+    images = table.column("image").to_pylist()
+    missing = tmp_path / "missing.jpg"
+    images[0] = {"bytes": None, "path": str(missing)}
+    column = table.schema.get_field_index("image")
+    pq.write_table(
+        table.set_column(column, "image", pa.array(images, type=table["image"].type)), file
+    )
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", results)
+    assert done.returncode == 1
+    # the first image is that of the first row's two questions
+    reason = f"its file {missing} cannot be read (No such file or directory)"
+    note = (
+        f"{MM_TASK}: images left out: item 101, image 1: {reason} and 1 more (dataset "
+        f"{datasets[MM_TASK]})"
+    )
+    assert done.stderr.splitlines() == [f"warning: {note}"]
+    pages, shared = site_documents(out)
+    assert all(page["notes"] == [note] for page in pages)
+    [items] = [s["items"] for s in shared.values()]
+    assert [(item["id"], len(item["images"])) for item in items] == [
+        ("101", 0),
+        ("102", 0),
+        ("103", 1),
+    ]
+
+
 def test_a_moved_dataset_is_a_note_until_mm_data_names_it(tmp_path: Path) -> None:
     results, datasets = make_mm(tmp_path)
     moved = tmp_path / "elsewhere"

@@ -71,14 +71,20 @@ def task_images(task: str, runs: list[ResultFolder], given: Path | None, out: Pa
     problems = []
     for folder in folders:
         try:
-            return TaskImages(read_images(task, wanted, folder, rotated, out))
+            paths, failures = read_images(task, wanted, folder, rotated, out)
         except (PfgenError, OSError, ValueError) as error:
             problems.append(f"{folder_text(folder)}: {error}")
+            continue
         except ImportError as error:
             problems.append(
                 f"{error.name or error} is not installed (pip install 'pfgen_fast[mm]')"
             )
             break
+        if not failures:
+            return TaskImages(paths)
+        more = f" and {len(failures) - 1} more" if len(failures) > 1 else ""
+        problem = f"{task}: images left out: {failures[0]}{more} (dataset {folder_text(folder)})"
+        return TaskImages(paths, problem=problem, warned=True)
     return TaskImages(
         problem=f"{task}: images left out: its dataset could not be read from "
         + "; ".join(problems),
@@ -88,11 +94,20 @@ def task_images(task: str, runs: list[ResultFolder], given: Path | None, out: Pa
 
 def read_images(
     task: str, wanted: set[str], folder: Path | None, rotated: bool, out: Path
-) -> dict[str, list[str]]:
+) -> tuple[dict[str, list[str]], list[str]]:
+    """The files written for the items' images by question id, and why each image that could
+    not be shown was left out (as `mm run` fails its item, the others are shown)."""
+    from PIL import Image
+
     paths: dict[str, list[str]] = {}
+    failures = []
     for question_id, images in item_images(task, wanted, folder, rotated):
         paths[question_id] = []
-        for image in images:
-            data, suffix = image_file(image)
+        for number, image in enumerate(images, 1):
+            try:
+                data, suffix = image_file(image)
+            except (PfgenError, OSError, ValueError, Image.DecompressionBombError) as error:
+                failures.append(f"item {question_id}, image {number}: {error}")
+                continue
             paths[question_id].append(write_named(out, "images/mm", "image", suffix, data))
-    return paths
+    return paths, failures

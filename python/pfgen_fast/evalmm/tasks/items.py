@@ -92,7 +92,9 @@ class TaskImage:
                 for _ in range(self.resaves):
                     image = decode(encode_as_datasets(image))
             return image.convert("RGB") if self.convert_rgb else image
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:
+        except UnidentifiedImageError:
+            raise DataError(f"not an image Pillow can read ({len(data)} bytes)") from None
+        except (OSError, ValueError, SyntaxError) as error:
             raise DataError(f"undecodable image ({error})") from None
 
 
