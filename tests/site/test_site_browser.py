@@ -191,6 +191,22 @@ def test_an_mm_run_shows_images_and_every_models_answer(site: Site) -> None:
     site.collect_logs()
 
 
+def test_an_mm_run_page_shows_its_generation_and_judge_settings(site: Site) -> None:
+    site.open_index("#mm")
+    site.css(f'tr[data-run="{MM_TASK}/org/vlm-small"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 3")
+    pairs = site.driver.execute_script(
+        "return Array.from(document.querySelectorAll('#run dl.settings > div')).map("
+        "(d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])"
+    )
+    shown = dict(pairs)
+    assert shown["model_id"] == "org/vlm-small" and shown["max_tokens"] == "256"
+    assert shown["strip_reasoning"] == "true" and shown["extra_body"] == '{"top_k": 20}'
+    assert shown["judge model"] == "judge-1"
+    assert shown["judge max_tokens"] == '{"llm-as-a-judge": 77}'
+    site.collect_logs()
+
+
 def all_loaded(site: Site, count: int) -> None:
     """Every thumbnail scrolled into view (they load lazily), then loaded."""
     site.driver.execute_script(
