@@ -57,7 +57,7 @@ def test_each_orientation_is_sent_as_datasets_decodes_it(orientation: int, fmt: 
     assert opened(data).getexif().get(ORIENTATION) == orientation
     expected = as_datasets_decodes(data)
     turned = orientation != 1
-    image = TaskImage(data)
+    image = TaskImage(data=data)
     assert same_pixels(image.open(), expected)
 
     media, original = sent(request_part(image, "original"))
@@ -88,7 +88,7 @@ def test_each_orientation_is_sent_as_datasets_decodes_it(orientation: int, fmt: 
 def test_images_without_a_tag_or_not_images_are_kept() -> None:
     plain = tagged(None, "PNG")
     assert upright_image(plain) == (plain, "PNG")
-    assert sent(request_part(TaskImage(plain), "original")) == ("image/png", plain)
+    assert sent(request_part(TaskImage(data=plain), "original")) == ("image/png", plain)
     assert upright_image(b"not an image") == (b"not an image", None)
 
 
@@ -96,7 +96,7 @@ def test_a_task_opening_its_own_bytes_gives_them_unturned() -> None:
     """CC-OCR and ChartQAPro open base64 text with PIL.Image.open, which applies no EXIF
     orientation: the model gets the stored pixels, so they go as PNG without the tag."""
     data = tagged(6, "JPEG")
-    image = TaskImage(base64.b64encode(data), decoding="plain", base64_text=True)
+    image = TaskImage(data=base64.b64encode(data), decoding="plain", base64_text=True)
     media, png = sent(request_part(image, "original"))
     assert media == "image/png" and opened(png).size == SIZE
     assert same_pixels(opened(png), opened(data))

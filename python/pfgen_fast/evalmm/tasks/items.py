@@ -122,6 +122,7 @@ def item(
     prompt: str,
     images: list[TaskImage],
     answer: Any,
+    *,
     doc: dict[str, Any] | None = None,
 ) -> TaskItem:
     return TaskItem(
@@ -176,7 +177,9 @@ def ja_vg_vqa_500(source: Source, _options: Options) -> Iterator[TaskItem]:
         image = image_of(row["image"], resaves=1)
         for qa in row["qas"]:
             question = qa["question"]
-            yield item(str(qa["qa_id"]), question, [image], qa["answer"], {"input_text": question})
+            yield item(
+                str(qa["qa_id"]), question, [image], qa["answer"], doc={"input_text": question}
+            )
 
 
 def japanese_heron_bench(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -185,7 +188,7 @@ def japanese_heron_bench(source: Source, _options: Options) -> Iterator[TaskItem
         qid = str(row["question_id"])
         doc = {"context": row["context"], "input_text": row["text"], "category": row["category"]}
         answer = row["answer"]["gpt-4-0125-preview"]
-        yield item(qid, row["text"], [image_of(row["image"])], answer, doc)
+        yield item(qid, row["text"], [image_of(row["image"])], answer, doc=doc)
 
 
 def question_answer_image(
@@ -197,7 +200,7 @@ def question_answer_image(
         qid = str(row[id_column]) if id_column else str(index)
         question = row["question"]
         doc = {"input_text": question}
-        yield item(qid, question, [image_of(row["image"])], row[answer_column], doc)
+        yield item(qid, question, [image_of(row["image"])], row[answer_column], doc=doc)
 
 
 def ja_vlm_bench_in_the_wild(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -215,7 +218,7 @@ def ja_multi_image_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
         images = [image_of(value) for value in row["images"]]
         question = row["question"]
         prompt = question.replace("<image> ", "")
-        yield item(qid, prompt, images, row["answer"], {"input_text": question})
+        yield item(qid, prompt, images, row["answer"], doc={"input_text": question})
 
 
 def jdocqa(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -225,7 +228,7 @@ def jdocqa(source: Source, _options: Options) -> Iterator[TaskItem]:
         qid = str(row["question_id"])
         images = [image_of(row[c]) for c in image_columns if row[c] is not None]
         doc = {"answer_type": row["answer_type"], "input_text": row["question"]}
-        yield item(qid, row["question"], images, row["answer"], doc)
+        yield item(qid, row["question"], images, row["answer"], doc=doc)
 
 
 def jic_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -234,7 +237,7 @@ def jic_vqa(source: Source, _options: Options) -> Iterator[TaskItem]:
     for row in source.rows(None, "train", columns):
         qid = str(row["question_id"])
         doc = {"domain": row["domain"], "input_text": row["input_text"]}
-        yield item(qid, row["input_text"], [image_of(row["image"])], row["answer"], doc)
+        yield item(qid, row["input_text"], [image_of(row["image"])], row["answer"], doc=doc)
 
 
 MECHA_JA_INSTRUCTION = TaskText("mecha_ja.py", "MULTI_CHOICE_PROMPT")
@@ -269,7 +272,7 @@ def mecha_ja(source: Source, options: Options) -> Iterator[TaskItem]:
                 "background_text": row["background_text"],
                 "input_text": prompt,
             }
-            yield item(qid, prompt, [image], chr(ord("A") + answer), doc)
+            yield item(qid, prompt, [image], chr(ord("A") + answer), doc=doc)
 
 
 def cvqa(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -281,7 +284,7 @@ def cvqa(source: Source, options: Options) -> Iterator[TaskItem]:
         qid = str(index)
         prompt = choice_prompt(row["Question"], row["Options"], instruction)
         answer = chr(ord("A") + row["Label"])
-        yield item(qid, prompt, [image_of(row["image"])], answer, {})
+        yield item(qid, prompt, [image_of(row["image"])], answer)
 
 
 def cc_ocr(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -291,7 +294,9 @@ def cc_ocr(source: Source, _options: Options) -> Iterator[TaskItem]:
     for index, row in enumerate(japanese):
         qid = str(index)
         image = base64_image(row["image"])
-        yield item(qid, row["question"], [image], row["answer"], {"input_text": row["question"]})
+        yield item(
+            qid, row["question"], [image], row["answer"], doc={"input_text": row["question"]}
+        )
 
 
 def base64_image(value: Any) -> TaskImage:
@@ -345,7 +350,7 @@ def mmmu_items(
                 "answer": row["answer"],
                 "input_text": prompt,
             }
-            yield item(qid, prompt, images, row["answer"], doc)
+            yield item(qid, prompt, images, row["answer"], doc=doc)
 
 
 def jmmmu(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -367,7 +372,7 @@ def mmmlu(source: Source, options: Options) -> Iterator[TaskItem]:
         prompt = "".join(
             part if isinstance(part, str) else format(row[part.key]) for part in template
         )
-        yield item(str(row["Unnamed: 0"]), prompt, [], row["Answer"], {"input_text": prompt})
+        yield item(str(row["Unnamed: 0"]), prompt, [], row["Answer"], doc={"input_text": prompt})
 
 
 # --- JaWildText ------------------------------------------------------------------------------
@@ -394,7 +399,7 @@ def jawildtext_board_vqa(source: Source, options: Options) -> Iterator[TaskItem]
         qid = str(index)
         prompt = (row["question"] or "") + suffix
         answer = row["answer"] or ""
-        yield item(qid, prompt, [image_of(row["image"])], answer, {"input_text": prompt})
+        yield item(qid, prompt, [image_of(row["image"])], answer, doc={"input_text": prompt})
 
 
 def reading_order(polygons: list[dict[str, Any]] | None) -> str:
@@ -420,7 +425,7 @@ def jawildtext_handwriting_ocr(source: Source, options: Options) -> Iterator[Tas
     for index, row in enumerate(rows):
         qid = str(index)
         answer = reading_order(row["polygons"])
-        yield item(qid, prompt, [image_of(row["image"])], answer, {"input_text": prompt})
+        yield item(qid, prompt, [image_of(row["image"])], answer, doc={"input_text": prompt})
 
 
 def field_value(value: Any) -> Any:
@@ -445,7 +450,7 @@ def jawildtext_receipt_kie(source: Source, options: Options) -> Iterator[TaskIte
     for index, row in enumerate(source.rows("receipt_kie", "train", ["fields", "image"])):
         qid = str(index)
         answer = receipt_gold(row["fields"])
-        yield item(qid, prompt, [image_of(row["image"])], answer, {"input_text": prompt})
+        yield item(qid, prompt, [image_of(row["image"])], answer, doc={"input_text": prompt})
 
 
 # --- English tasks ---------------------------------------------------------------------------
@@ -482,7 +487,7 @@ def ai2d(source: Source, options: Options) -> Iterator[TaskItem]:
         qid = str(index)
         prompt = f"{row['question']}\n{letters_list(row['options'])}{suffix}"
         answer = chr(ord("A") + int(row["answer"]))
-        yield item(qid, prompt, [image_of(row["image"])], answer, {})
+        yield item(qid, prompt, [image_of(row["image"])], answer)
 
 
 def blink(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -498,7 +503,7 @@ def blink(source: Source, options: Options) -> Iterator[TaskItem]:
             answer = row["answer"]
             if answer.startswith("(") and answer.endswith(")"):
                 answer = answer[1:-1]
-            yield item(qid, f"{row['prompt']}{suffix}", images, answer, {})
+            yield item(qid, f"{row['prompt']}{suffix}", images, answer)
 
 
 def docvqa_config(source: Source, config: str, suffix: str) -> Iterator[TaskItem]:
@@ -506,7 +511,7 @@ def docvqa_config(source: Source, config: str, suffix: str) -> Iterator[TaskItem
     for row in source.rows(config, "validation", columns):
         qid = str(row["questionId"])
         prompt = f"{row['question']}{suffix}"
-        yield item(qid, prompt, [image_of(row["image"])], row["answers"], {})
+        yield item(qid, prompt, [image_of(row["image"])], row["answers"])
 
 
 def docvqa(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -521,7 +526,7 @@ def infographicvqa(source: Source, options: Options) -> Iterator[TaskItem]:
 def textvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
     for row in source.rows(None, "validation", ["question_id", "question", "answers", "image"]):
         qid = str(row["question_id"])
-        yield item(qid, row["question"], [image_of(row["image"])], row["answers"], {})
+        yield item(qid, row["question"], [image_of(row["image"])], row["answers"])
 
 
 def okvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
@@ -529,7 +534,7 @@ def okvqa(source: Source, _options: Options) -> Iterator[TaskItem]:
     for row in source.rows(None, "val2014", ["question_id", "question", "answers", "image"]):
         qid = str(row["question_id"])
         answers = list(dict.fromkeys(row["answers"]))
-        yield item(qid, row["question"], [image_of(row["image"])], answers, {})
+        yield item(qid, row["question"], [image_of(row["image"])], answers)
 
 
 def chartqa(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -543,7 +548,7 @@ def chartqa(source: Source, options: Options) -> Iterator[TaskItem]:
         answer = row["label"] if "label" in row else row.get("answer", "")
         answers = answer if isinstance(answer, list) else [str(answer)]
         prompt = f"{row['question']}{suffix}"
-        yield item(qid, prompt, [image_of(row["image"])], answers, {})
+        yield item(qid, prompt, [image_of(row["image"])], answers)
 
 
 def chartqapro_image(value: Any) -> TaskImage:
@@ -572,4 +577,4 @@ def chartqapro(source: Source, options: Options) -> Iterator[TaskItem]:
         qid = f"{years[0] if years else 'unknown'}_{index}"
         prompt = f"{row['Question'][0]}{suffix}"
         answers = chartqapro_answers(row.get("Answer", []))
-        yield item(qid, prompt, [chartqapro_image(row["image"])], answers, {})
+        yield item(qid, prompt, [chartqapro_image(row["image"])], answers)
