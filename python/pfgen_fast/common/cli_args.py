@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -114,51 +113,10 @@ def add_json_argument(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
 
 
-# Output options, one meaning each across the commands: `--out` is where a command's own output
-# goes (a folder, or the one file it makes), `--table FILE` exports the table it prints (.csv,
-# .parquet or .json).
-
-
-class DeprecatedAlias(argparse.Action):
-    """An option's old name, kept for one release: hidden from help, it sets the same value as
-    the new name and says on stderr to use that one."""
-
-    def __init__(self, option_strings: list[str], dest: str, new_name: str, **kwargs: object):
-        super().__init__(option_strings, dest, **kwargs)  # type: ignore[arg-type]
-        self.new_name = new_name
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: object,
-        option_string: str | None = None,
-    ) -> None:
-        print(
-            f"warning: {option_string} is deprecated and will be removed: use {self.new_name}",
-            file=sys.stderr,
-        )
-        setattr(namespace, self.dest, values)
-
-
-def add_table_argument(parser: argparse.ArgumentParser, what: str, old_name: str = "") -> None:
-    """`--table FILE`: also write `what` (the table printed) as .csv, .parquet or .json;
-    `old_name`, when given, is the option's former name, still accepted for one release."""
+def add_table_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--table FILE`: also write `what` (the table printed) as .csv, .parquet or .json. Output
+    options have one meaning each across the commands: `--out` is where a command's own output
+    goes, `--table` an export of the table it prints."""
     parser.add_argument(
         "--table", type=Path, metavar="FILE", help=f"also write {what} (.csv, .parquet or .json)"
-    )
-    if old_name:
-        add_deprecated_alias(parser, old_name, "--table", "table")
-
-
-def add_deprecated_alias(
-    parser: argparse.ArgumentParser, old_name: str, new_name: str, dest: str
-) -> None:
-    parser.add_argument(
-        old_name,
-        dest=dest,
-        type=Path,
-        action=DeprecatedAlias,
-        new_name=new_name,
-        help=argparse.SUPPRESS,
     )

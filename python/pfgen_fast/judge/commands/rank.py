@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1000,
         help="bootstrap resamples for the intervals (default: 1000; 0: none)",
     )
-    add_table_argument(parser, "the ranking", old_name="--out")
+    add_table_argument(parser, "the ranking")
     parser.add_argument("--json", action="store_true", help="print the ranking as JSON")
 
 
