@@ -15,7 +15,7 @@ from rich.console import Console
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.figures import pyplot, save_figure
 from pfgen_fast.common.files import expand_paths
-from pfgen_fast.common.jsonl import read_json_object
+from pfgen_fast.common.jsonl import read_json_object, wrong_type
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.lctg.aggregate import COLUMNS, LABELS
 from pfgen_fast.lctg.data import CONSTRAINTS, TASKS
@@ -42,7 +42,7 @@ def read_entry(path: Path) -> Entry:
     for name in COLUMNS:
         value = scores[name]
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise InputError(f'{path}: field "scores": {name} is not a number')
+            raise InputError(f"{path}: {wrong_type(f'scores.{name}', 'a number', value)}")
     return Entry(path, task, model, {name: scores[name] for name in COLUMNS})
 
 

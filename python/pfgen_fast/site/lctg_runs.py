@@ -80,7 +80,9 @@ def collect_lctg(roots: list[Path], collected: Collected) -> None:
                 analysis = path.with_name(f"lctg-{task}-analysis.jsonl")
                 items = analysis_items(analysis) if analysis.is_file() else []
             except KeyError as missing:
-                collected.warnings.append(f"{path}: field {missing}: missing; run left out")
+                collected.warnings.append(
+                    f'{path}: field "{missing.args[0]}": missing; run left out'
+                )
                 continue
             except PfgenError as error:
                 collected.warnings.append(f"{error}; run left out")
