@@ -8,8 +8,8 @@ from pathlib import Path
 
 import orjson
 
-from pfgen_fast.common.cli_args import add_table_argument
-from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.cli_args import add_table_argument, non_negative_int
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, require
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=non_negative_int,
         default=1000,
         help="bootstrap resamples for the intervals (default: 1000; 0: none)",
     )
@@ -60,8 +60,6 @@ def load_comparisons(paths: list[Path], method: str) -> list[Comparison]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.bootstrap < 0:
-        raise PfgenError("--bootstrap: expected 0 or more")
     ranked = rank_models(load_comparisons(args.results, args.method), bootstrap=args.bootstrap)
     columns = ["rank", "model", "strength", "low", "high", "wins", "losses", "ties"]
     rows = [

@@ -6,7 +6,7 @@ import argparse
 from functools import partial
 from pathlib import Path
 
-from pfgen_fast.common.cli_args import positive_int
+from pfgen_fast.common.cli_args import fraction, integer, non_negative_float, positive_int
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.lctg.commands.shared import (
     DEFAULT_SEED,
@@ -32,8 +32,8 @@ def add_arguments(generate: argparse.ArgumentParser) -> None:
     generate.add_argument(
         "--generations", type=positive_int, default=3, help="per prompt (default: 3)"
     )
-    generate.add_argument("--temperature", type=float, help="(default: the server's)")
-    generate.add_argument("--top-p", type=float, help="(default: the server's)")
+    generate.add_argument("--temperature", type=non_negative_float, help="(default: the server's)")
+    generate.add_argument("--top-p", type=fraction, help="(default: the server's)")
     generate.add_argument(
         "--max-tokens",
         type=positive_int,
@@ -41,7 +41,7 @@ def add_arguments(generate: argparse.ArgumentParser) -> None:
         help=f"new tokens at most (default: {MAX_NEW_TOKENS})",
     )
     generate.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help="generation n gets SEED + n (default: 0)"
+        "--seed", type=integer, default=DEFAULT_SEED, help="generation n gets SEED + n (default: 0)"
     )
     generate.add_argument(
         "--no-system-prompt",

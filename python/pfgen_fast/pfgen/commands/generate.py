@@ -17,7 +17,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from pfgen_fast.common.cli_args import add_data_argument, positive_int
+from pfgen_fast.common.cli_args import (
+    add_data_argument,
+    fraction_or_none,
+    non_negative_float,
+    non_negative_int,
+    positive_int,
+)
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
@@ -26,16 +32,6 @@ from pfgen_fast.pfgen.generate import ENGINE, Clients, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's OpenAI-compatible server
-
-
-def top_p_value(text: str) -> float | None:
-    """A number, or `none`: not sent (the server's default), as the published API runs."""
-    if text.lower() == "none":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number or none: {text!r}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,20 +54,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--temperature",
-        type=float,
+        type=non_negative_float,
         default=1.0,
         help="default: 1.0 (published: 1.0 for open models, 0.0 for API models)",
     )
     parser.add_argument(
         "--top-p",
-        type=top_p_value,
+        type=fraction_or_none,
         default=0.98,
         help="a number, or none to leave it to the server (default: 0.98, as published for "
         "open models)",
     )
     parser.add_argument("--max-tokens", type=positive_int, default=300, help="default: 300")
     parser.add_argument(
-        "--num-examples", type=int, default=20, help="few-shot examples (default: 20)"
+        "--num-examples", type=non_negative_int, default=20, help="few-shot examples (default: 20)"
     )
     parser.add_argument("--seed", default="", help="seed string of the run (default: empty)")
     parser.add_argument("--prefix", default="", help="text before every prompt; \\n etc. allowed")
@@ -88,8 +84,6 @@ def check_model_name(model: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_model_name(args.model)
-    if args.num_examples < 0:
-        raise InputError(f"--num-examples {args.num_examples}: must not be negative")
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
     clients = Clients(
         client_from_args(args, log_path=None),
