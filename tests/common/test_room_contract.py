@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import pfgen_fast
+from cli_runner import run_cli
 from pfgen_fast import cli
 from pfgen_fast.common.published_data import PublishedData
 from pfgen_fast.common.rooms import Room
@@ -163,3 +164,22 @@ def test_the_contract_check_sees_an_import_of_another_room(tmp_path: Path) -> No
         "pfgen_fast.lctg",
         "pfgen_fast.judge.cli",
     }
+
+
+def test_help_lists_the_commands_room_by_room() -> None:
+    """`--help` shows every room's help: a top-level room's above its commands, a worded room's
+    beside its word."""
+    result = run_cli("--help")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for name in ROOM_NAMES:
+        room = room_of(name)
+        if room.word is None:
+            heading = lines.index(f"  {room.help}")
+            below = lines[heading + 1 :]
+            # A command's line is indented by 4 (its wrapped help by more).
+            listed = [line.split()[0] for line in below if len(line) - len(line.lstrip()) == 4]
+            names = [command.name for command in room.commands]
+            assert listed[: len(names)] == names
+        else:
+            assert any(line.split() == [room.word, *room.help.split()] for line in lines), name

@@ -372,18 +372,6 @@ def test_leaderboard_latex_csv_json_and_plot(board: Path, tmp_path: Path) -> Non
         assert image.width > 500 and image.height > 300
 
 
-def test_spearman_and_average_linkage_by_hand() -> None:
-    from pfgen_fast.evalmm.task_correlation import Merge, average_linkage, ranks, spearman
-
-    assert ranks([10.0, 30.0, 20.0, 20.0]) == [1.0, 4.0, 2.5, 2.5]
-    assert spearman([1.0, 2.0, 3.0], [10.0, 20.0, 30.0]) == pytest.approx(1.0)
-    assert spearman([1.0, 2.0, 3.0], [3.0, 1.0, 2.0]) == pytest.approx(-0.5)
-    assert spearman([1.0, None, 3.0], [2.0, 5.0, None]) is None  # one model scored on both
-    distance = [[0, 2, 6, 10], [2, 0, 5, 9], [6, 5, 0, 4], [10, 9, 4, 0]]
-    # 0+1 at 2; 2+3 at 4; then the mean of 6, 10, 5, 9 = 7.5.
-    assert average_linkage(distance) == [Merge(0, 1, 2, 2), Merge(2, 3, 4, 2), Merge(4, 5, 7.5, 4)]
-
-
 def test_mecha_ja_rotated_choices_are_scored_per_rotation(tmp_path: Path) -> None:
     import mm_datasets
 

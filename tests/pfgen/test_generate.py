@@ -334,8 +334,9 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
         (["--model", "../outside"], "--model '../outside'", 1),
         (["--prefix", "\\u3042"], "prefix", 1),
         (["--num-trials", "0"], "at least 1", 2),
-        (["--top-p", "high"], "not a number or none", 2),
-        (["--num-examples", "-1"], "--num-examples", 2),
+        (["--top-p", "high"], "'high': expected a number above 0 and at most 1, or none", 2),
+        (["--temperature", "-1"], "argument --temperature: '-1': expected a finite number", 2),
+        (["--num-examples", "-1"], "'-1': expected a whole number of at least 0", 2),
     ],
 )
 def test_bad_arguments_are_clear_errors(data_dir: Path, tmp_path, args, message, status):
