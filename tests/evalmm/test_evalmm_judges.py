@@ -1,7 +1,7 @@
 """The judge scorers against a local OpenAI-compatible stand-in that judges deterministically:
 prompts from llm-jp-eval-mm's own files (../shared/llm-jp-eval-mm), its parameters, its reply
 parsing, failed calls excluded and counted (or scored as the original with --judge-errors zero),
-raw replies logged, and heron-bench's aggregate (spec §2 cases)."""
+raw replies logged, and heron-bench's aggregate (evalmm-spec.md §2 cases)."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ def run_dir_of(out: Path) -> Path:
 
 
 def protocol_config(mode: str, **params: Any) -> str:
-    """docs/generation.md: the run's parameters, sorted, as JSON."""
+    """generation.md: the run's parameters, sorted, as JSON."""
     stop = ["Q:", "\n\n"] if mode == "completion" else ["Q:"]
     config = {
         "engine": "openai-api",

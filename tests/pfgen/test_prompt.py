@@ -1,4 +1,4 @@
-"""`prompt` against a reference written from docs/generation.md alone."""
+"""`prompt` against a reference written from generation.md alone."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def reference_task(
     prefix: str = "",
     seed: str = "",
 ) -> dict[str, Any]:
-    """docs/generation.md, "Prompt of one task", step by step."""
+    """generation.md, "Prompt of one task", step by step."""
     others = [e for e in examples if e["question"] != question]
     others = sorted(
         others,

@@ -1,4 +1,4 @@
-"""A run's result.json (scoring spec §7): written from the scored answers of each question, and
+"""A run's result.json (scoring-spec.md §7): written from the scored answers of each question, and
 read back and checked for the pages, the leaderboard and the figures."""
 
 from __future__ import annotations
