@@ -227,6 +227,15 @@ def test_most_served_at_once_and_a_failing_responder() -> None:
     assert failed.status_code == 500 and "the responder failed" in failed.text
 
 
+def test_a_stopped_server_answers_nothing_more() -> None:
+    with httpx.Client() as client:
+        with serve() as server:
+            url = f"{server.base_url}/chat/completions"
+            assert client.post(url, json=CHAT).status_code == 200  # kept alive
+        with pytest.raises(httpx.HTTPError):
+            client.post(url, json=CHAT)
+
+
 def test_the_fast_mode_answers_at_once_in_its_own_process() -> None:
     with fast_server_process() as url, httpx.Client() as client:
         started = time.monotonic()

@@ -34,7 +34,7 @@ from pfgen_fast.testing.replies import (
 from pfgen_fast.testing.server import (
     REFUSAL,
     Request,
-    StandIn,
+    StandInServer,
     fast_server_process,
     serve,
     serve_fast,
@@ -49,7 +49,7 @@ __all__ = [
     "Reply",
     "Request",
     "Responder",
-    "StandIn",
+    "StandInServer",
     "Token",
     "answer",
     "answer_for",

@@ -12,6 +12,7 @@ import base64
 import binascii
 import io
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -89,7 +90,7 @@ def decode_image(url: str) -> Image:
 
 
 @dataclass
-class StandIn:
+class StandInServer:
     """The server's state and settings. `responder(path, body)` decides every reply (after
     the checks below and `delay`); `api_key`, when set, is required (HTTP 401 otherwise);
     `model`, when set, is the only model served (HTTP 404); `refuse_images` answers a request
@@ -150,7 +151,7 @@ class StandIn:
         return reply
 
 
-def make_handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
+def make_handler(stand_in: StandInServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as real servers
 
@@ -199,10 +200,36 @@ def make_handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
 
 
 class Server(ThreadingHTTPServer):
+    """A threaded server that can also close the connections it keeps alive, so that a
+    stopped stand-in answers nothing more."""
+
     # Room for every connection a client opens at once: with socketserver's 5, connections
     # beyond it wait for the client to send their SYN again (a second later).
     request_queue_size = 128
     daemon_threads = True
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        with self.connections_lock:
+            for connection in self.connections:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:  # the client closed it already
+                    pass
 
 
 @contextmanager
@@ -214,10 +241,10 @@ def serve(
     delay: float = 0.0,
     refuse_images: bool = False,
     honour_max_tokens: bool = False,
-) -> Iterator[StandIn]:
-    """The stand-in (settings as `StandIn` says), serving while the block runs."""
-    stand_in = StandIn(responder, api_key, model, delay, refuse_images, honour_max_tokens)
-    server = Server(("127.0.0.1", 0), make_handler(stand_in))
+) -> Iterator[StandInServer]:
+    """The stand-in (settings as `StandInServer` says), serving while the block runs."""
+    stand_in = StandInServer(responder, api_key, model, delay, refuse_images, honour_max_tokens)
+    server = Server(make_handler(stand_in))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     stand_in.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -226,6 +253,7 @@ def serve(
     finally:
         server.shutdown()
         server.server_close()
+        server.close_connections()
 
 
 # The fast mode's one reply, on every path.
