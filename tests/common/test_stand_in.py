@@ -210,12 +210,15 @@ def test_images_are_decoded_in_order_or_refused() -> None:
 
 
 def test_most_served_at_once_and_a_failing_responder() -> None:
-    def slow(path: str, body: dict[str, Any]) -> Reply:
+    all_in = threading.Barrier(3, timeout=30)
+
+    def together(path: str, body: dict[str, Any]) -> Reply:
         if body["messages"][-1]["content"] == "boom":
             raise KeyError("boom")
-        return Reply(text="x", delay=0.3)
+        all_in.wait()  # the three requests are being served at once
+        return Reply(text="x")
 
-    with serve(slow) as server:
+    with serve(together) as server:
         url = f"{server.base_url}/chat/completions"
         threads = [threading.Thread(target=post, args=(url, CHAT)) for _ in range(3)]
         for thread in threads:
