@@ -157,6 +157,14 @@ def test_broken_replies() -> None:
             ask("cut")
 
 
+def test_a_body_that_is_not_a_json_object_is_refused_and_not_recorded() -> None:
+    with serve() as server:
+        url = f"{server.base_url}/chat/completions"
+        refused = [httpx.post(url, content=body) for body in (b"{", b"[1]")]
+    assert [response.status_code for response in refused] == [400, 400]
+    assert server.requests_count == 0
+
+
 @pytest.mark.parametrize("mode", FAILURE_MODES)
 def test_every_failure_mode_gives_no_usable_answer(mode: str) -> None:
     with serve(failing(mode)) as server:

@@ -162,12 +162,19 @@ def make_handler(stand_in: StandInServer) -> type[BaseHTTPRequestHandler]:
             self.handle_request({})
 
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            length = int(self.headers.get("Content-Length") or 0)
+            data = self.rfile.read(length)
+            if len(data) < length:  # the client went away while sending: no request
+                self.close_connection = True
+                return
             try:
                 body = json.loads(data)
             except ValueError:
-                body = {"unreadable body": data.decode("utf-8", "replace")}
-            self.handle_request(body if isinstance(body, dict) else {"body": body})
+                body = None
+            if not isinstance(body, dict):
+                self.send(Reply(status=400, error="the body is not a JSON object"))
+                return
+            self.handle_request(body)
 
         def handle_request(self, body: dict[str, Any]) -> None:
             stand_in.serving(1)
@@ -222,6 +229,10 @@ class Server(ThreadingHTTPServer):
         with self.connections_lock:
             self.connections.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # not just a client gone
+            super().handle_error(request, client_address)
 
     def close_connections(self) -> None:
         with self.connections_lock:
