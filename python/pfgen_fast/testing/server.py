@@ -130,9 +130,9 @@ class StandInServer:
         """The reply to one request, images decoded and the request recorded first."""
         try:
             images = [decode_image(part["image_url"]["url"]) for part in image_parts(body)]
-        except ValueError as error:
+        except (ValueError, KeyError, TypeError) as error:  # as a server refuses a bad image
             self.record(Request(path, body, []))
-            return Reply(status=400, error=str(error))
+            return Reply(status=400, error=f"bad image: {error}")
         self.record(Request(path, body, images))
         if self.api_key and headers.get("authorization") != f"Bearer {self.api_key}":
             return Reply(status=401, error="Incorrect API key provided")
