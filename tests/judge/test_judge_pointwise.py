@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 from judge_data import bench_dir, published_runs
-from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.cli import main
 from pfgen_fast.judge.pointwise import parse_rating
+from pfgen_fast.testing import Reply, serve
 
 ANSWER = re.compile(r"\[The Start of Assistant's Answer\]\n(.*)\n\[The End of Assistant's", re.S)
 
@@ -55,8 +55,7 @@ def first_trials(run: Path) -> dict[str, str]:
 
 def test_pointwise_over_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = published_runs()[:4]
-    behaviour = Behaviour(responder=rater)
-    with serve(behaviour) as url:
+    with serve(rater) as server:
         code = main(
             [
                 "judge",
@@ -72,14 +71,14 @@ def test_pointwise_over_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str])
                 "--plot",
                 str(tmp_path / "scatter.png"),
                 "--base-url",
-                url,
+                server.base_url,
                 "--judge-model",
                 "judge-1",
             ]
         )
     result = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert len(behaviour.received) == 4 * 50
+    assert server.requests_count == 4 * 50
     means, scores = [], []
     for run, row in zip(runs, result["summary"]["runs"], strict=True):
         ratings = [rating_for(answer) for answer in first_trials(run).values()]
