@@ -331,8 +331,8 @@ def test_reasoning_replies_and_generations_give_the_same_table(tmp_path: Path) -
         for row in setup.rows
     ]
     generations = write_lines(tmp_path / "generated_result_v1.jsonl", rows)
-    with serve(Behaviour(responder=thinking(setup.stand_in.responder()))) as base_url:
-        result = run_cli(*eval_args(base_url, generations, "--strip-reasoning", "--json"))
+    with serve(thinking(setup.stand_in.responder())) as server:
+        result = run_cli(*eval_args(server.base_url, generations, "--strip-reasoning", "--json"))
     assert result.returncode == 0, result.stderr
     assert setup.stand_in.unexpected == []
     scores = json.loads(result.stdout)["scores"]
@@ -360,8 +360,8 @@ def test_cut_and_refused_replies_are_their_items_failures(tmp_path: Path) -> Non
         return answer(path, request)
 
     generations = write_lines(tmp_path / "g.jsonl", rows)
-    with serve(Behaviour(responder=respond)) as base_url:
-        result = run_cli(*eval_args(base_url, generations, "--max-tokens", "64"))
+    with serve(respond) as server:
+        result = run_cli(*eval_args(server.base_url, generations, "--max-tokens", "64"))
     assert result.returncode == 1
     analysis = (tmp_path / "lctg-ad_text-analysis.jsonl").read_text("utf-8").splitlines()
     failed = {
@@ -394,9 +394,8 @@ def test_eval_checks_its_output_folder_first(tmp_path: Path) -> None:
     generations = write_lines(tmp_path / "g.jsonl", setup.rows[:1])
     blocker = tmp_path / "file"
     blocker.write_text("")
-    behaviour = Behaviour(responder=setup.stand_in.responder())
-    with serve(behaviour) as base_url:
-        result = run_cli(*eval_args(base_url, generations, "--out", str(blocker)))
+    with serve(setup.stand_in.responder()) as server:
+        result = run_cli(*eval_args(server.base_url, generations, "--out", str(blocker)))
     assert result.returncode == 1
     assert result.stderr == f"error: {blocker}: cannot write: not a directory\n"
-    assert behaviour.received == []
+    assert server.received == []

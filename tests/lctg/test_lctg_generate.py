@@ -70,10 +70,10 @@ def test_reasoning_stripped_and_a_reply_cut_inside_it(tmp_path: Path) -> None:
         return Reply(text=f"<think>考える</think>\n生成{request['seed']}")
 
     out = tmp_path / "out"
-    with serve(Behaviour(responder=think)) as base_url:
+    with serve(think) as server:
         result = run_cli(
             "lctg", "generate", "--task", "pros_and_cons", "--data", str(lctg_dir()),
-            "--base-url", base_url, "--model", "demo-7b", "--out", str(out),
+            "--base-url", server.base_url, "--model", "demo-7b", "--out", str(out),
             "--concurrency", "16", "--strip-reasoning", "--extra-body", '{"top_k": 5}',
         )  # fmt: skip
     assert result.returncode == 1
