@@ -212,7 +212,6 @@ def test_unreachable_hub_names_both_ways(
         f"""
         from pfgen_fast.common.errors import PfgenError
         from pfgen_fast.evalmm import tasks
-from pfgen_fast.testing import serve
         try:
             next(tasks.iter_items({task!r}))
         except PfgenError as error:
