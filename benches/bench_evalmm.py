@@ -11,7 +11,7 @@ Texts: synthetic Japanese sentences (every text distinct, 20-200 characters). Fo
 * straightforward (best of ROUNDS on fresh texts): one pair at a time, in process — ROUGE-L:
   the spec's tokenizer written plainly (fugashi) through rouge-score's
   `RougeScorer(["rougeL"])`; BLEU: sacrebleu's `sentence_bleu` (ja-mecab);
-* ROUGE-L only, llm-jp-eval-mm's way (spec §2, written here from that description): a
+* ROUGE-L only, llm-jp-eval-mm's way (evalmm-spec.md §2, written here from that description): a
   spawn-context process pool per call with one job per item, each job building a Tagger, a
   `RougeScorer` with rouge1/rouge2/rougeL and a 1000-sample `BootstrapAggregator`; on `--sample`
   pairs;
@@ -152,8 +152,8 @@ def straightforward(metric: str, refs: list[str], preds: list[str]) -> list[floa
 
 
 def original_item(ref: str, pred: str) -> float:
-    """One job of llm-jp-eval-mm's ROUGE-L (spec §2), in a spawned worker: a new tokenizer, a
-    new scorer of three ROUGE types and a bootstrap of the one item."""
+    """One job of llm-jp-eval-mm's ROUGE-L (evalmm-spec.md §2), in a spawned worker: a new
+    tokenizer, a new scorer of three ROUGE types and a bootstrap of the one item."""
     from rouge_score import rouge_scorer, scoring
 
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], tokenizer=SpecTokenizer())

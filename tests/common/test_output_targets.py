@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from openai_server import Behaviour, Reply, serve
 
 import published
 from cli_runner import run_cli
+from pfgen_fast.testing import Reply, serve
 
 QUESTION = "架空の島の天気を教えて。"
 NULL_DEVICE = os.makedev(1, 3)
@@ -111,10 +111,10 @@ COMMANDS = [
         "mm", "evaluate", i / "mm-result", "--metrics", "rougel", "--table", o]),
     Command("mm leaderboard --table", ".csv", lambda i, o: [
         "mm", "leaderboard", i / "mm-result", "--table", o]),
-    Command("lctg leaderboard --out", ".csv", lambda i, o: [
-        "lctg", "leaderboard", i / "lctg-summary-scores.json", "--out", o]),
-    Command("judge rank --out", ".csv", lambda i, o: [
-        "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--out", o]),
+    Command("lctg leaderboard --table", ".csv", lambda i, o: [
+        "lctg", "leaderboard", i / "lctg-summary-scores.json", "--table", o]),
+    Command("judge rank --table", ".csv", lambda i, o: [
+        "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--table", o]),
     Command("judge pointwise --plot", ".svg", lambda i, o: [
         "judge", "pointwise", *published.published_runs()[:2], "--data",
         published.require(published.CHECKOUT) / "data", "--trials", "1",
@@ -134,8 +134,8 @@ KINDS = ["null device", "full device", "fifo", "symlink", "symlink to a symlink"
 @contextlib.contextmanager
 def judge_server() -> Iterator[None]:
     """The judge server of the commands that ask one, in SERVER while the block runs."""
-    with serve(Behaviour(responder=judge)) as url:
-        SERVER["url"] = url
+    with serve(judge) as server:
+        SERVER["url"] = server.base_url
         try:
             yield
         finally:

@@ -1,4 +1,4 @@
-"""MMMU / JMMMU: the answer parsers (spec §2) and the two JMMMU list bugs, reproduced in
+"""MMMU / JMMMU: the answer parsers (evalmm-spec.md §2) and the two JMMMU list bugs, reproduced in
 evaluation order by default and fixed by fix_quirks. The indicator list is read from
 llm-jp-eval-mm's own jmmmu_scorer.py (one pair fused by a missing comma)."""
 

@@ -264,7 +264,7 @@ def make_judge(root: Path) -> Path:
             str(pairwise),
             "--bootstrap",
             "50",
-            "--out",
+            "--table",
             str(out / "ranking.json"),
         ],
         check=True,

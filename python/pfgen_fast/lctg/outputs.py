@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.jsonl import iter_json_lines, read_json_object
+from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, wrong_type
 from pfgen_fast.lctg.aggregate import COLUMNS
 from pfgen_fast.lctg.data import TASKS
 
@@ -70,7 +70,7 @@ def read_entry(path: Path) -> Entry:
     for name in COLUMNS:
         value = scores[name]
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise InputError(f'{path}: field "scores": {name} is not a number')
+            raise InputError(f"{path}: {wrong_type(f'scores.{name}', 'a number', value)}")
     return Entry(path, task, model, {name: scores[name] for name in COLUMNS}, document)
 
 

@@ -1,4 +1,4 @@
-"""Evaluating trials files: result.json and a score cache beside each (spec §7).
+"""Evaluating trials files: result.json and a score cache beside each (scoring-spec.md §7).
 
 The work is question-major: the answers of a chunk of runs to one question are scored in one
 batch, while that question's tables are hot in the CPU caches. The core reads a chunk's files

@@ -16,7 +16,7 @@ from typing import Any
 
 from pfgen_fast.common.errors import DataError, InputError
 from pfgen_fast.common.files import cache_dir
-from pfgen_fast.common.jsonl import read_json
+from pfgen_fast.common.jsonl import not_an_object, read_json, wrong_type
 from pfgen_fast.pfgen.exactness import py_sum
 from pfgen_fast.pfgen.results import ResultChecker, RunResult, load_result, load_results
 
@@ -111,69 +111,72 @@ def load_question(path: str | Path, require_answers: bool = True) -> Question:
     path = Path(path)
     raw = read_json(path, DataError)
     if not isinstance(raw, dict):
-        raise DataError(f"{path}: expected a JSON object")
+        raise DataError(f"{path}: {not_an_object(raw)}")
     fields: dict[str, str] = {}
     for name in ("question_id", "question", "category", "note"):
         value = raw.get(name, "" if name in ("category", "note") else None)
         if not isinstance(value, str):
-            raise DataError(f"{path}: field '{name}' must be a string")
+            raise DataError(f"{path}: {wrong_type(name, 'a string', value)}")
         fields[name] = value
     keywords = raw.get("keywords", [])
     if not isinstance(keywords, list):
-        raise DataError(f"{path}: field 'keywords' must be a list")
+        raise DataError(f"{path}: {wrong_type('keywords', 'a list', keywords)}")
     for index, rule in enumerate(keywords):
-        check_rule(rule, f"{path}: keywords[{index}]", top_level=True)
+        check_rule(rule, path, f"keywords[{index}]", top_level=True)
     answers: dict[str, list[str]] = {}
     raw_answers = raw.get("answers")
     if raw_answers is None and not require_answers:
         raw_answers = {}
     if not isinstance(raw_answers, dict):
-        raise DataError(f"{path}: field 'answers' must be an object of source -> list of answers")
+        raise DataError(f"{path}: {wrong_type('answers', 'an object', raw_answers)}")
     for source, refs in raw_answers.items():
         # By their types, at C speed (JSON strings are exactly str): thousands per question.
         if not isinstance(refs, list) or not set(map(type, refs)) <= {str}:
-            raise DataError(f"{path}: answers.{source} must be a list of strings")
+            raise DataError(f'{path}: field "answers.{source}": expected a list of strings')
         if not refs:
-            raise DataError(f"{path}: answers.{source} is empty")
+            raise DataError(f'{path}: field "answers.{source}": empty')
         answers[source] = refs
     if require_answers and not answers:
-        raise DataError(f"{path}: field 'answers' has no reference answers")
+        raise DataError(f'{path}: field "answers": no reference answers')
     return Question(keywords=keywords, answers=answers, path=path, **fields)
 
 
-def check_rule(rule: Any, where: str, top_level: bool = False) -> None:
-    """A keyword rule is {"t": pattern} or {"and"/"or": [rules]}, with optional name/importance."""
+def check_rule(rule: Any, path: Path, where: str, top_level: bool = False) -> None:
+    """A keyword rule is {"t": pattern} or {"and"/"or": [rules]}, with optional name/importance;
+    `where` is its place in the file (`keywords[0].and[1]`)."""
     if not isinstance(rule, dict):
-        raise DataError(f"{where}: a keyword rule must be an object")
+        raise DataError(f"{path}: {wrong_type(where, 'an object', rule)}")
     kinds = [k for k in RULE_KINDS if k in rule]
     if len(kinds) != 1:
-        raise DataError(f"{where}: a keyword rule needs exactly one of 't', 'and', 'or'")
+        raise DataError(f'{path}: field "{where}": expected exactly one of "t", "and", "or"')
     unknown = set(rule) - {*RULE_KINDS, "name", "importance"}
     if unknown:
-        raise DataError(f"{where}: unknown field '{sorted(unknown)[0]}' in keyword rule")
+        raise DataError(f'{path}: field "{where}.{sorted(unknown)[0]}": not a field of a rule')
     if "name" in rule and not isinstance(rule["name"], str):
-        raise DataError(f"{where}.name: must be a string")
+        raise DataError(f"{path}: {wrong_type(f'{where}.name', 'a string', rule['name'])}")
     if "importance" in rule:
         importance = rule["importance"]
         if not top_level:
-            raise DataError(f"{where}.importance: only top-level rules have an importance")
+            raise DataError(f'{path}: field "{where}.importance": only top-level rules have one')
         if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-            raise DataError(f"{where}.importance: must be a number")
+            raise DataError(f"{path}: {wrong_type(f'{where}.importance', 'a number', importance)}")
     kind = kinds[0]
     if kind == "t":
         pattern = rule["t"]
         if not isinstance(pattern, str):
-            raise DataError(f"{where}.t: must be a string")
+            raise DataError(f"{path}: {wrong_type(f'{where}.t', 'a string', pattern)}")
         try:
             re.compile(pattern)
         except re.error as error:
-            raise DataError(f"{where}.t: invalid regular expression {pattern!r}: {error}") from None
+            raise DataError(
+                f'{path}: field "{where}.t": not a regular expression: {pattern!r}: {error}'
+            ) from None
         return
     children = rule[kind]
     if not isinstance(children, list) or not children:
-        raise DataError(f"{where}.{kind}: must be a non-empty list of rules")
+        raise DataError(f'{path}: field "{where}.{kind}": expected a non-empty list of rules')
     for index, child in enumerate(children):
-        check_rule(child, f"{where}.{kind}[{index}]")
+        check_rule(child, path, f"{where}.{kind}[{index}]")
 
 
 def load_questions(

@@ -107,7 +107,7 @@ def result_source_scores(
 ) -> dict[str, float]:
     """A run's score against each single source, from its result.json alone: per question, an
     answer's per-source values are its single-source fluency and truthfulness divided by the
-    question's K sources (spec §6), so the question's single-source mean is
+    question's K sources (scoring-spec.md §6), so the question's single-source mean is
     (K·fluency[s] + K·truthfulness[s] + helpfulness) / 3 of its means; the run's score is the
     mean over the questions. The same as scoring every answer against that source
     (`run_scores`) up to result.json's rounding (5 decimals) when every question has the same

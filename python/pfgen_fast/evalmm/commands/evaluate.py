@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.cli_args import paths_by_task
+from pfgen_fast.common.cli_args import task_path
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
@@ -37,6 +37,7 @@ def add_arguments(evaluate: argparse.ArgumentParser) -> None:
         "--docs",
         action="append",
         default=[],
+        type=task_path("FILE"),
         metavar="TASK=FILE",
         help="a task's documents (JSON lines with question_id and the dataset's fields, e.g. "
         "answer_type, options, category), for metrics that need more than prediction.jsonl",
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     """Scores every run; a run that cannot be scored is reported (one line) and skipped."""
     from pfgen_fast.evalmm import evaluate
 
-    docs = paths_by_task(args.docs, "--docs", "FILE")
+    docs = dict(args.docs)
     folders = evaluate.find_runs(args.result_dir)
     runs, failed = [], 0
     for folder in folders:

@@ -9,7 +9,6 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.cli_args import add_deprecated_alias
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.llm_options import add_strip_reasoning_argument
@@ -40,7 +39,6 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     )
     score.add_argument("--json", action="store_true", help="print the aggregate as JSON")
     score.add_argument("-o", "--out", type=Path, help="write the scored lines here")
-    add_deprecated_alias(score, "--output", "--out", "out")
     score.add_argument(
         "--judge-log",
         type=Path,

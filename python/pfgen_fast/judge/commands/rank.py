@@ -8,8 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from pfgen_fast.common.cli_args import add_table_argument
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.cli_args import add_table_argument, non_negative_int
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
 from pfgen_fast.judge.outputs import RANKING_COLUMNS, comparisons
@@ -29,11 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=non_negative_int,
         default=1000,
         help="bootstrap resamples for the intervals (default: 1000; 0: none)",
     )
-    add_table_argument(parser, "the ranking", old_name="--out")
+    add_table_argument(parser, "the ranking")
     parser.add_argument("--json", action="store_true", help="print the ranking as JSON")
 
 
@@ -43,8 +42,6 @@ def load_comparisons(paths: list[Path], method: str) -> list[Comparison]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.bootstrap < 0:
-        raise PfgenError("--bootstrap: expected 0 or more")
     ranked = rank_models(load_comparisons(args.results, args.method), bootstrap=args.bootstrap)
     columns = list(RANKING_COLUMNS)
     rows = [

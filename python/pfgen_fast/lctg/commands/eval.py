@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.cli_args import positive_int
+from pfgen_fast.common.cli_args import integer, positive_int
 from pfgen_fast.common.files import check_writable_folder
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
@@ -35,7 +35,7 @@ def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument("--json", action="store_true", help="print the scores as JSON")
     evaluate.add_argument(
         "--seed",
-        type=int,
+        type=integer,
         default=DEFAULT_SEED,
         help="seed sent with temperature 0 to the remover and judge (default: 0)",
     )

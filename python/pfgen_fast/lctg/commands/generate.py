@@ -10,7 +10,13 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.cli_args import positive_int, whole_number
+from pfgen_fast.common.cli_args import (
+    fraction,
+    integer,
+    non_negative_float,
+    positive_int,
+    whole_number,
+)
 from pfgen_fast.common.files import check_writable_folder, write_atomically
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
@@ -52,8 +58,8 @@ def add_arguments(generate: argparse.ArgumentParser) -> None:
         help=f"per prompt and constraint, at least {ITERATIONS} (default: {ITERATIONS}; "
         f"the benchmark scores the first {ITERATIONS})",
     )
-    generate.add_argument("--temperature", type=float, help="(default: the server's)")
-    generate.add_argument("--top-p", type=float, help="(default: the server's)")
+    generate.add_argument("--temperature", type=non_negative_float, help="(default: the server's)")
+    generate.add_argument("--top-p", type=fraction, help="(default: the server's)")
     generate.add_argument(
         "--max-tokens",
         type=positive_int,
@@ -61,7 +67,7 @@ def add_arguments(generate: argparse.ArgumentParser) -> None:
         help=f"new tokens at most (default: {MAX_NEW_TOKENS})",
     )
     generate.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help="generation n gets SEED + n (default: 0)"
+        "--seed", type=integer, default=DEFAULT_SEED, help="generation n gets SEED + n (default: 0)"
     )
     generate.add_argument(
         "--no-system-prompt",

@@ -17,7 +17,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from pfgen_fast.common.cli_args import add_data_argument, non_negative_int, positive_int
+from pfgen_fast.common.cli_args import (
+    add_data_argument,
+    fraction_or_none,
+    non_negative_float,
+    non_negative_int,
+    positive_int,
+)
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
@@ -29,16 +35,6 @@ from pfgen_fast.pfgen.generate import ENGINE, Clients, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's OpenAI-compatible server
-
-
-def top_p_value(text: str) -> float | None:
-    """A number, or `none`: not sent (the server's default), as the published API runs."""
-    if text.lower() == "none":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number or none: {text!r}") from None
 
 
 # Fields of the request and keys of config.json that the command sets itself: --extra-body may
@@ -81,13 +77,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--temperature",
-        type=float,
+        type=non_negative_float,
         default=0.7,
         help="default: 0.7 (the published runs: 1.0 for open models, 0.0 for API models)",
     )
     parser.add_argument(
         "--top-p",
-        type=top_p_value,
+        type=fraction_or_none,
         default=0.98,
         help="a number, or none to leave it to the server (default: 0.98)",
     )

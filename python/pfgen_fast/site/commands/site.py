@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pfgen_fast.common.cli_args import paths_by_task
+from pfgen_fast.common.cli_args import task_path
 from pfgen_fast.site.build import write_site
 from pfgen_fast.site.data import Inputs, collect
 
@@ -49,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mm-data",
         action="append",
         default=[],
+        type=task_path("DIR"),
         metavar="TASK=DIR",
         help="a task's dataset for its images (a local copy in its Hub layout), instead of the "
         "folder its runs recorded",
@@ -65,9 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs = Inputs(
-        args.pfgen, args.lctg, args.mm, paths_by_task(args.mm_data, "--mm-data", "DIR"), args.judge
-    )
+    inputs = Inputs(args.pfgen, args.lctg, args.mm, dict(args.mm_data), args.judge)
     inputs.check()
     collected = write_site(args.out, args.title, lambda work: collect(inputs, work))
     for warning in collected.warnings:
