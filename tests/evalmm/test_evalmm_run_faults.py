@@ -164,13 +164,12 @@ def test_image_files_that_cannot_be_read_fail_their_items_only(tmp_path: Path) -
     values[5] = {"bytes": None, "path": str(tmp_path)}
     values[7] = {"bytes": None, "path": None}
     data = image_values_task(tmp_path / "data", values)
-    vlm = VLM()
-    with serve(vlm) as url:
-        result = mm_run(url, data, tmp_path / "r")
+    with serve() as vlm:
+        result = mm_run(vlm.base_url, data, tmp_path / "r")
     assert result.returncode == 1, result.stderr
     no_bug(result)
-    assert len(vlm.seen) == 27
-    assert ("image/png", 20, 10) in [image for seen in vlm.seen for image in seen.images]
+    assert len(vlm.received) == 27
+    assert ("image/png", 20, 10) in [image for seen in vlm.received for image in seen.images]
     folder = tmp_path / "r" / FOLDER
     assert lines(folder / "error_message.jsonl") == [
         {
@@ -195,16 +194,15 @@ def test_a_task_whose_images_mostly_fail_stops_past_the_threshold(tmp_path: Path
     values: list[dict[str, Any]] = [{"bytes": None, "path": missing}] * 4
     values.append({"bytes": image_bytes((8, 8), "PNG"), "path": None})
     data = image_values_task(tmp_path / "data", values)
-    vlm = VLM()
-    with serve(vlm) as url:
-        result = mm_run(url, data, tmp_path / "r")
+    with serve() as vlm:
+        result = mm_run(vlm.base_url, data, tmp_path / "r")
     folder = tmp_path / "r" / FOLDER
     assert one_line_error(result) == (
         f"error: {TASK}: 4 of 5 items failed, more than 10%: stopped (all in "
         f"{folder / 'error_message.jsonl'}; the first: image 1: its file {missing} cannot be "
         "read (No such file or directory))"
     )
-    assert len(vlm.seen) == 1 and not (folder / "prediction.jsonl").exists()
+    assert len(vlm.received) == 1 and not (folder / "prediction.jsonl").exists()
     no_bug(result)
 
 
@@ -223,12 +221,11 @@ def test_an_image_over_pillows_warning_limit_is_sent_without_a_warning(
     """The original's Task decodes such an image; it is sent, and Pillow's
     DecompressionBombWarning never reaches the terminal."""
     data = one_image_task(tmp_path / "data", [between_pixel_limits(), *good_images(1)])
-    vlm = VLM()
-    with serve(vlm) as url:
-        result = mm_run(url, data, tmp_path / "r", "--image-format", image_format)
+    with serve() as vlm:
+        result = mm_run(vlm.base_url, data, tmp_path / "r", "--image-format", image_format)
     assert result.returncode == 0, result.stderr
     assert "Warning" not in result.stderr and "warn" not in result.stderr, result.stderr
-    sizes = sorted(image[1:] for seen in vlm.seen for image in seen.images)
+    sizes = sorted(image[1:] for seen in vlm.received for image in seen.images)
     assert sizes == [(16, 16), (10000, 10000)]
 
 
