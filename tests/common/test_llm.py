@@ -184,17 +184,19 @@ def test_api_key_comes_from_the_environment(tmp_path, monkeypatch):
         assert only(llm.run([ChatRequest(CHAT)])).text == "はちにんこ"
 
 
-def test_400_is_an_error_unless_accepted_and_then_cached(tmp_path):
+def test_400_is_the_items_error_unless_accepted_and_then_cached(tmp_path):
     behaviour = Behaviour(responder=lambda p, r: Reply(status=400, error="content filter"))
     with serve(behaviour) as url:
-        with pytest.raises(LLMError, match="HTTP 400: content filter"):
-            client(url, tmp_path).run([ChatRequest(CHAT)])
+        [refused] = client(url, tmp_path).run([ChatRequest(CHAT)])
+        assert isinstance(refused, LLMError) and refused.status == 400
+        assert "HTTP 400: content filter" in str(refused) and "test/model" in str(refused)
+        assert refused.reason == "HTTP 400: content filter"
         first = only(client(url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
         again = only(client(url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
     assert (first.status, first.text, first.cached) == (400, "", False)
     assert first.raw == {"error": {"message": "content filter"}}
     assert (again.status, again.cached, again.raw) == (400, True, first.raw)
-    assert len(behaviour.received) == 2
+    assert len(behaviour.received) == 2  # a refusal is neither retried nor cached
 
 
 def test_concurrency_limit_is_respected(tmp_path):
