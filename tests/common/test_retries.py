@@ -8,9 +8,9 @@ import random
 import threading
 import time
 from collections.abc import Iterator
-from itertools import islice
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -35,7 +35,9 @@ def test_backoff_doubles_up_to_its_limit_with_jitter() -> None:
     assert [next(limits) for _ in range(8)] == [0.5, 1, 2, 4, 8, 16, 16, 16]
     waits = [list(islice(backoffs(random.Random(seed)), 8)) for seed in range(20)]
     for drawn in waits:
-        assert all(limit / 2 <= wait <= limit for wait, limit in zip(drawn, limits_of(8)))
+        assert all(
+            limit / 2 <= wait <= limit for wait, limit in zip(drawn, limits_of(8), strict=True)
+        )
     assert len({tuple(drawn) for drawn in waits}) == 20  # spread, not in step
 
 

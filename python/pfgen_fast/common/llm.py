@@ -237,7 +237,9 @@ class LLMClient:
                 status,
                 failure.reason,
             )
-        return LLMError(f"{url}: HTTP {status}: {message} (model {self.model})", status, failure.reason)
+        return LLMError(
+            f"{url}: HTTP {status}: {message} (model {self.model})", status, failure.reason
+        )
 
     def all_down(self, servers: list[Server]) -> LLMError:
         """The error that stops a run when every server failed `max(concurrency, 3)` requests

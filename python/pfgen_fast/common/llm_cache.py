@@ -73,13 +73,22 @@ class ResponseCache:
         """Stores the rows in one transaction."""
         now = time.time()
         values = [
-            (row.key, row.url, row.request, row.status, json.dumps(row.body, ensure_ascii=False), now)
+            (
+                row.key,
+                row.url,
+                row.request,
+                row.status,
+                json.dumps(row.body, ensure_ascii=False),
+                now,
+            )
             for row in rows
         ]
         try:
             with self.db:  # one commit; rolled back on an error
                 self.db.execute("BEGIN")
-                self.db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)", values)
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)", values
+                )
         except sqlite3.Error as error:
             raise self.error(error) from None
 

@@ -84,7 +84,11 @@ class Job:
 
 
 def make_job(
-    index: int, request: ChatRequest | CompletionRequest, model: str, urls: list[str], extra: dict[str, Any]
+    index: int,
+    request: ChatRequest | CompletionRequest,
+    model: str,
+    urls: list[str],
+    extra: dict[str, Any],
 ) -> Job:
     """The request's body with the extra body merged in, serialised once: sent as it is, and
     hashed with the server's URL (or the sorted URLs of several) into the key: the SHA-256 of
@@ -191,13 +195,11 @@ class Dispatcher:
         size = self.client.concurrency
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
         async with AsyncExitStack() as stack:
-            for number, server in enumerate(self.servers):
+            for number in range(len(self.servers)):
                 http = await stack.enter_async_context(
                     httpx.AsyncClient(limits=limits, headers=headers)
                 )
-                self.workers += [
-                    asyncio.create_task(self.work(number, http)) for _ in range(size)
-                ]
+                self.workers += [asyncio.create_task(self.work(number, http)) for _ in range(size)]
             try:
                 await asyncio.gather(*self.workers)
             finally:  # no worker outlives the connection pools (cancelled: Ctrl-C)
@@ -270,7 +272,9 @@ class Dispatcher:
             result = self.client.from_cache(job.key, job.request)
         if result is None:
             url = server.base_url + job.request.endpoint
-            outcome = await self.caller.call(http, url, job.payload, isinstance(job.request, ChatRequest))
+            outcome = await self.caller.call(
+                http, url, job.payload, isinstance(job.request, ChatRequest)
+            )
             if isinstance(outcome, Failure):
                 if outcome.kind is FailureKind.FATAL:
                     error = self.client.refused(url, outcome)
@@ -336,8 +340,8 @@ class Dispatcher:
         self.done += 1
         reporting = self.reporting
         if reporting.advance is not None:
-            failed = isinstance(result, LLMError)
-            reporting.advance(cached=not failed and result.cached, failed=failed)
+            cached = isinstance(result, LLMReply) and result.cached
+            reporting.advance(cached=cached, failed=isinstance(result, LLMError))
         if reporting.on_result is not None:
             reporting.on_result(job.index, result)
         if reporting.progress is not None:
