@@ -22,7 +22,8 @@ class Reply:
     """One reply as a responder decides it. `logprobs`: (token, logprob, top alternatives) per
     generated token, sent in the chat or the completions form by the endpoint asked; `status`
     other than 200 sends `{"error": {"message": error}}`, with a Retry-After header when
-    `retry_after` is set; `delay` seconds pass first; `malformed` sends a body cut short."""
+    `retry_after` is set; `delay` seconds pass first; `malformed` sends a body cut short;
+    `dropped` closes the connection without any reply."""
 
     text: str | None = ""
     logprobs: list[tuple[str, float, list[tuple[str, float]]]] | None = None
@@ -32,6 +33,7 @@ class Reply:
     retry_after: str = ""
     delay: float = 0.0
     malformed: bool = False
+    dropped: bool = False
     usage: dict[str, int] = field(
         default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
     )
@@ -143,7 +145,9 @@ def make_handler(behaviour: Behaviour) -> type[BaseHTTPRequestHandler]:
         def respond(self, request: dict[str, Any], responder: Responder) -> None:
             reply = responder(self.path, request)
             time.sleep(reply.delay)
-            if reply.malformed:
+            if reply.dropped:
+                self.close_connection = True
+            elif reply.malformed:
                 self.reply(200, b'{"choices": [')
             elif reply.status != 200:
                 headers = {"Retry-After": reply.retry_after} if reply.retry_after else {}
