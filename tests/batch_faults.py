@@ -28,6 +28,8 @@ FAULTS: dict[str, Reply] = {
 }
 # Longer than any command of these tests takes: reaching it is a hang.
 HANG_LIMIT = 120.0
+# Where the fault hits: the third request of every run; the refusal also at the seventh.
+PLACES = [(fault, 3) for fault in FAULTS] + [("400", 7)]
 
 
 def one_fails(responder: Responder, fault: str, number: int = 3, delay: float = 0.02) -> Responder:
@@ -50,17 +52,16 @@ def one_fails(responder: Responder, fault: str, number: int = 3, delay: float = 
     return respond
 
 
-def run_to_the_end(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m pfgen_fast ARGS` (no retries, no progress), which must end on its own within
-    HANG_LIMIT, with exit status 0 or 1 and no traceback."""
+def run_to_the_end(*args: str | Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m pfgen_fast ARGS` (no retries; `cache` as the user cache), which must end on
+    its own within HANG_LIMIT, with exit status 0 or 1 and no traceback."""
     try:
         done = subprocess.run(
             [sys.executable, "-m", "pfgen_fast", *map(str, args), "--max-retries", "0"],
-            cwd=cwd,
             capture_output=True,
             text=True,
             timeout=HANG_LIMIT,
-            env={**os.environ, "COLUMNS": "200", "OPENAI_API_KEY": ""},
+            env={**os.environ, "PFGEN_FAST_CACHE": str(cache), "OPENAI_API_KEY": ""},
         )
     except subprocess.TimeoutExpired as hung:
         raise AssertionError(f"hung: {' '.join(map(str, args))}\n{hung.stderr!r}") from None
