@@ -135,10 +135,14 @@ def add_strip_reasoning_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def client_from_args(
-    args: argparse.Namespace, *, log_path: Path | None, accept_400: bool = False
+    args: argparse.Namespace,
+    *,
+    log_path: Path | None,
+    accept_400: bool = False,
+    show_progress: bool = True,
 ) -> LLMClient:
-    """A client configured by the options of `add_llm_arguments`, showing its progress unless
-    `--quiet`."""
+    """A client configured by the options of `add_llm_arguments`, showing a bar per run unless
+    `--quiet` (or `show_progress` is False: the command shows its own)."""
     return LLMClient(
         getattr(args, "base_urls", None) or args.base_url,
         getattr(args, args.llm_model_dest),
@@ -149,5 +153,5 @@ def client_from_args(
         log_path=log_path,
         accept_400=accept_400,
         extra_body=args.extra_body,
-        progress=progress_from_args(args),
+        progress=progress_from_args(args) if show_progress else None,
     )

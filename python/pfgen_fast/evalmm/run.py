@@ -188,7 +188,7 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
             asked.append(len(predictions) - 1)
             yield request
 
-    results = client.run(requests())
+    results = client.run(requests(), label=run.task)
     for index, result in zip(asked, results, strict=True):
         if isinstance(result, LLMError):
             errors.append({"question_id": predictions[index].question_id, "error": str(result)})

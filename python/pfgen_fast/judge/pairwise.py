@@ -66,7 +66,7 @@ def generate_criteria(
     """The criteria of every distinct (question, reference), one call each; also the errors of
     the calls that failed. The replies' tokens are added to `tokens`."""
     keys = list(dict.fromkeys((item.question, item.reference) for item in items))
-    replies = client.run([criteria_request(q, r) for q, r in keys], progress)
+    replies = client.run([criteria_request(q, r) for q, r in keys], progress, label="criteria")
     tokens.update(reply_tokens(replies))
     criteria: dict[tuple[str, str | None], str] = {}
     errors: dict[tuple[str, str | None], str] = {}
@@ -156,7 +156,7 @@ def judge_pairs(
         text = criteria.get((item.question, item.reference))
         requests.append(judge_request(setup.prompt, item, swapped=False, criteria=text))
         requests.append(judge_request(setup.prompt, item, swapped=True, criteria=text))
-    judged_replies = client.run(requests, progress)
+    judged_replies = client.run(requests, progress, label="verdicts")
     tokens.update(reply_tokens(judged_replies))
     replies = iter(judged_replies)
     records = []

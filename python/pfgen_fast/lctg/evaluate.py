@@ -64,7 +64,8 @@ def replies(
 ) -> list[LLMReply]:
     """The replies in order; a PfgenError when a call failed for good (the replies received are
     cached, so running again resumes)."""
-    results = client.run(requests, None if progress is None else partial(progress, role))
+    callback = None if progress is None else partial(progress, role)
+    results = client.run(requests, callback, label=role)
     failed = [result for result in results if isinstance(result, LLMError)]
     if failed:
         raise PfgenError(

@@ -72,7 +72,7 @@ def generate(
     """Generates every prompt's texts and writes the file; a PfgenError when calls failed for
     good (the replies received are cached: a re-run resumes)."""
     requests = generation_requests(prompts, system_prompt, generations, params, seed)
-    results = client.run(requests, progress)
+    results = client.run(requests, progress, label="generation")
     failed = [r for r in results if isinstance(r, LLMError)]
     if failed:
         raise PfgenError(

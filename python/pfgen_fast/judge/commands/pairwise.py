@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
         setup = JudgeSetup(prompt, client.base_url, client.model)
-        records, tokens = judge_pairs(client, items, setup, outputs.progress_printer())
+        records, tokens = judge_pairs(client, items, setup)
         summary = {"prompt": prompt.name, "judge_model": client.model, **summarise(records)}
         summary["usage"] = outputs.stats_record(client.stats)
         summary["tokens"] = {"prompt": tokens["prompt"], "completion": tokens["completion"]}

@@ -34,9 +34,7 @@ def run(args: argparse.Namespace) -> int:
     runs = [(load_run(directory, questions), run_score(directory)) for directory in args.runs]
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
-        records, summaries, tokens = rate_runs(
-            client, runs, questions, args.trials, outputs.progress_printer()
-        )
+        records, summaries, tokens = rate_runs(client, runs, questions, args.trials)
         usage = outputs.stats_record(client.stats)
     r = rating_correlation(summaries)
     columns = ["run", "pfgen score", "mean rating", "rated", "unrated"]

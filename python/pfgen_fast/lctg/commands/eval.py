@@ -14,7 +14,6 @@ from pfgen_fast.lctg.commands.shared import (
     DEFAULT_SEED,
     add_task_arguments,
     report_calls,
-    show_progress,
 )
 from pfgen_fast.lctg.data import load_prompts, resolve_data_dir
 
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         sampling = "none sent (as the benchmark)"
     paths = output_paths(Path(args.out) if args.out else generations.parent, args.task)
     with client_from_args(args, log_path=paths.replies, accept_400=True) as client:
-        items = run_evaluation(client, templates, rows, prompts, params, show_progress)
+        items = run_evaluation(client, templates, rows, prompts, params)
         report_calls(client, f"remover and judge ({sampling})")
     judge = {"base_url": args.base_url, "model": args.judge_model, "sampling": sampling}
     document = scores_document(args.task, model, scores_of(items), judge, (len(rows), len(prompts)))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from functools import partial
 from pathlib import Path
 
 from pfgen_fast.common.cli_args import positive_int
@@ -12,7 +11,6 @@ from pfgen_fast.lctg.commands.shared import (
     DEFAULT_SEED,
     add_task_arguments,
     report_calls,
-    show_progress,
 )
 from pfgen_fast.lctg.data import load_prompts, resolve_data_dir
 
@@ -69,7 +67,6 @@ def run(args: argparse.Namespace) -> int:
             params={k: v for k, v in params.items() if v is not None},
             seed=args.seed,
             out=out,
-            progress=partial(show_progress, "generation"),
         )
         report_calls(client, "generation")
     print(f"wrote {path}")
