@@ -97,7 +97,7 @@ def test_a_server_answering_500_to_everything_is_not_called_down() -> None:
 
 
 def test_a_server_that_does_not_answer_looks_down() -> None:
-    with pytest.raises(LLMError, match=r"127.0.0.1:9/v1: the server looks down \(3 requests"):
+    with pytest.raises(LLMError, match=r"127.0.0.1:9/v1: the server looks down \(3 calls in a row"):
         client("http://127.0.0.1:9/v1", max_retries=0, concurrency=1).run(requests(50))
 
 

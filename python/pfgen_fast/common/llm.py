@@ -243,17 +243,23 @@ class LLMClient:
 
     def all_down(self, servers: list[Server]) -> LLMError:
         """The error that stops a run when every server failed `max(concurrency, 3)` requests
-        in a row: "looks down" only when the last failure got no answer at all."""
-        descriptions = []
-        status = None
-        for server in servers:
-            last = server.last_failure
-            count = server.failures_in_a_row
-            if last is None or not last.answered:
-                what = f"the server looks down ({count} requests in a row got no answer"
-            else:
-                what = f"the server answers, but {count} requests in a row failed"
-                status = last.status
-            last_reason = "" if last is None else f"; last: {last.reason}"
-            descriptions.append(f"{server.base_url}: {what}{last_reason})")
-        return LLMError(f"{'; '.join(descriptions)} (model {self.model})", status)
+        in a row: "looks down" only when the last of them got no answer at all."""
+        last = next(s.last_error for s in reversed(servers) if s.last_error is not None)
+        if len(servers) > 1:
+            urls = ", ".join(self.base_urls)
+            if any(server.answers for server in servers):
+                return LLMError(
+                    f"every server failed its requests ({urls}); last: {last}", last.status
+                )
+            return LLMError(f"every server looks down ({urls}); last: {last}", last.status)
+        count = servers[0].failures_in_a_row
+        if servers[0].answers:
+            return LLMError(
+                f"{self.base_url}: the server answers, but {count} requests in a row failed "
+                f"(last: {last})",
+                last.status,
+            )
+        return LLMError(
+            f"{self.base_url}: the server looks down ({count} calls in a row failed; last: {last})",
+            last.status,
+        )

@@ -60,7 +60,8 @@ class Server:
     base_url: str
     failures_in_a_row: int = 0
     down: bool = False
-    last_failure: Failure | None = None
+    last_error: LLMError | None = None  # of the last request failing after its retries
+    answers: bool = True  # whether that request got an answer (a status, a body) at all
     waiting: deque[Job] = field(default_factory=deque)  # requests moved here from another
 
 
@@ -200,8 +201,8 @@ class Dispatcher:
                     httpx.AsyncClient(limits=limits, headers=headers)
                 )
                 self.workers += [asyncio.create_task(self.work(number, http)) for _ in range(size)]
-            try:
-                await asyncio.gather(*self.workers)
+            try:  # a worker ends on its own; one cancelled before it started has nothing to say
+                await asyncio.wait(self.workers)
             finally:  # no worker outlives the connection pools (cancelled: Ctrl-C)
                 for worker in self.workers:
                     worker.cancel()
@@ -280,12 +281,12 @@ class Dispatcher:
                     error = self.client.refused(url, outcome)
                     self.log(job, server.base_url, error)
                     raise error
-                if outcome.kind is FailureKind.RETRIED and self.fail_over(job, number, outcome):
-                    self.wake()
-                    return
+                result = self.client.failed(url, outcome)
                 if outcome.kind is FailureKind.ITEM:
                     server.failures_in_a_row = 0  # the server answers
-                result = self.client.failed(url, outcome)
+                elif self.fail_over(job, number, result, outcome.answered):
+                    self.wake()
+                    return
                 self.client.stats.failed += 1
             else:
                 server.failures_in_a_row = 0
@@ -304,12 +305,12 @@ class Dispatcher:
             request = canonical_json(job.record())
             await self.writer.store(CacheRow(job.key, url, request, reply.status, reply.raw))
 
-    def fail_over(self, job: Job, number: int, failure: Failure) -> bool:
+    def fail_over(self, job: Job, number: int, error: LLMError, answered: bool) -> bool:
         """Counts a failure after retries on a server (down after `down_after` in a row);
         True when another server takes the request."""
         server = self.servers[number]
         server.failures_in_a_row += 1
-        server.last_failure = failure
+        server.last_error, server.answers = error, answered
         job.failed_on.add(number)
         if server.failures_in_a_row >= self.down_after:
             server.down = True
