@@ -144,6 +144,8 @@ class CacheWriter:
                     cache.put_many([row for row, _ in entries])
                 except PfgenError as failed:
                     error = failed
+                except Exception as failed:  # noqa: BLE001 (every waiting store must hear back)
+                    error = PfgenError(f"{self.path}: cannot store a reply: {failed!r}")
             for _, settle in entries:
                 settle(error)
             if len(entries) < len(batch):  # closed

@@ -35,7 +35,13 @@ from pfgen_fast import __version__
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
-from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
+from pfgen_fast.common.llm import (
+    FAILURE_SHARE,
+    ChatRequest,
+    LLMClient,
+    LLMError,
+    too_many_failures,
+)
 from pfgen_fast.evalmm.evaluate import EVALUATION, PREDICTIONS
 from pfgen_fast.evalmm.scorers import Options, get_scorer
 from pfgen_fast.evalmm.scoring import check_item, score_items
@@ -45,8 +51,6 @@ MANIFEST = "manifest.json"
 RUN_INFO = "run_info.json"
 ERRORS = "error_message.jsonl"
 SCHEMA_VERSION = "1.0"  # the original's result_schema
-# The original's runner stops a task when more than this share of its items failed.
-ERROR_THRESHOLD = 0.1
 IMAGE_FORMATS = ("original", "png", "jpeg")
 # Formats every OpenAI-compatible vision server takes as they are.
 MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
@@ -290,10 +294,12 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> dict[str, Any
         predictions, errors = generate(run, client)
         if errors:
             write_atomically(folder / ERRORS, b"".join(dumps_line(e) for e in errors))
-        if len(errors) > len(predictions) * ERROR_THRESHOLD:
+        # The original's runner stops a task past this share of failed items, as the client
+        # stops a run past it.
+        if too_many_failures(len(errors), len(predictions)):
             raise PfgenError(
                 f"{run.task}: {len(errors)} of {len(predictions)} items failed, more than "
-                f"{ERROR_THRESHOLD:.0%}: stopped (all in {folder / ERRORS}; the first: "
+                f"{FAILURE_SHARE:.0%}: stopped (all in {folder / ERRORS}; the first: "
                 f"{errors[0]['error']})"
             )
         if not errors:
