@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import os
@@ -27,6 +28,7 @@ from pfgen_fast.common.llm import (
     TokenLogprob,
     parse_logprobs,
 )
+from pfgen_fast.common.llm_cache import CacheRow, CacheWriter, ResponseCache
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 
 CHAT = [{"role": "user", "content": "こんにちは"}]
@@ -448,3 +450,24 @@ def test_base_url_may_repeat():
     )
     assert (args.base_url, args.base_urls) == ("http://a:1/v1", ["http://a:1/v1", "http://b:2/v1"])
     assert client_from_args(args, log_path=None).base_urls == ["http://a:1/v1", "http://b:2/v1"]
+
+
+def test_the_cache_writer_commits_each_row_before_its_store_returns(tmp_path):
+    path = tmp_path / "cache.sqlite3"
+    reader = ResponseCache(path)
+    writer = CacheWriter(path)
+    seen: list[bool] = []
+
+    async def store(number: int) -> None:
+        await writer.store(CacheRow(f"k{number}", "u", "{}", 200, {"n": number}))
+        seen.append(reader.get(f"k{number}") == (200, {"n": number}))
+
+    async def store_all() -> None:
+        await asyncio.gather(*(store(number) for number in range(50)))
+
+    try:
+        asyncio.run(store_all())
+    finally:
+        writer.close()
+    assert seen == [True] * 50
+    reader.close()
