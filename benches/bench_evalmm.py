@@ -11,7 +11,7 @@ Texts: synthetic Japanese sentences (every text distinct, 20-200 characters). Fo
 * straightforward (best of ROUNDS on fresh texts): one pair at a time, in process — ROUGE-L:
   the spec's tokenizer written plainly (fugashi) through rouge-score's
   `RougeScorer(["rougeL"])`; BLEU: sacrebleu's `sentence_bleu` (ja-mecab);
-* ROUGE-L only, llm-jp-eval-mm's way (spec §2, written here from that description): a
+* ROUGE-L only, llm-jp-eval-mm's way (evalmm-spec.md §2, written here from that description): a
   spawn-context process pool per call with one job per item, each job building a Tagger, a
   `RougeScorer` with rouge1/rouge2/rougeL and a 1000-sample `BootstrapAggregator`; on `--sample`
   pairs;
@@ -91,10 +91,10 @@ def best_time(function: Callable[[], Any], rounds: int = ROUNDS) -> tuple[float,
 
 def ours(metric: str, refs: list[str], preds: list[str]) -> list[float]:
     if metric == "rougel":
-        from pfgen_fast.evalmm.rouge import rouge_l_scores
+        from pfgen_fast.evalmm.metrics.rouge import rouge_l_scores
 
         return rouge_l_scores(refs, preds)
-    from pfgen_fast.evalmm.bleu import sentence_bleu_scores
+    from pfgen_fast.evalmm.metrics.bleu import sentence_bleu_scores
 
     return sentence_bleu_scores(refs, preds)
 
@@ -102,7 +102,7 @@ def ours(metric: str, refs: list[str], preds: list[str]) -> list[float]:
 def core_only(metric: str, refs: list[str], preds: list[str]) -> float:
     """Seconds of the Rust pair work alone, texts tokenised before."""
     from pfgen_fast._core import evalmm as core_evalmm
-    from pfgen_fast.evalmm.tokenize import ParsedBatch, bleu_parse, rouge_parse
+    from pfgen_fast.evalmm.metrics.tokens import ParsedBatch, bleu_parse, rouge_parse
 
     batch = ParsedBatch(rouge_parse if metric == "rougel" else bleu_parse)
     left, right = batch.indexes(refs), batch.indexes(preds)
@@ -152,8 +152,8 @@ def straightforward(metric: str, refs: list[str], preds: list[str]) -> list[floa
 
 
 def original_item(ref: str, pred: str) -> float:
-    """One job of llm-jp-eval-mm's ROUGE-L (spec §2), in a spawned worker: a new tokenizer, a
-    new scorer of three ROUGE types and a bootstrap of the one item."""
+    """One job of llm-jp-eval-mm's ROUGE-L (evalmm-spec.md §2), in a spawned worker: a new
+    tokenizer, a new scorer of three ROUGE types and a bootstrap of the one item."""
     from rouge_score import rouge_scorer, scoring
 
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], tokenizer=SpecTokenizer())

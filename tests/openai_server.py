@@ -23,9 +23,11 @@ class Reply:
     generated token, sent in the chat or the completions form by the endpoint asked; `status`
     other than 200 sends `{"error": {"message": error}}`, with a Retry-After header when
     `retry_after` is set; `delay` seconds pass first; `malformed` sends a body cut short;
-    `dropped` closes the connection without any reply."""
+    `dropped` closes the connection without any reply; `reasoning`, in a chat, is sent apart as
+    the message's `reasoning_content`."""
 
     text: str | None = ""
+    reasoning: str | None = None
     logprobs: list[tuple[str, float, list[tuple[str, float]]]] | None = None
     finish_reason: str = "stop"
     status: int = 200
@@ -92,6 +94,8 @@ def reply_body(chat: bool, reply: Reply) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "finish_reason": reply.finish_reason}
     if chat:
         choice["message"] = {"role": "assistant", "content": reply.text}
+        if reply.reasoning is not None:
+            choice["message"]["reasoning_content"] = reply.reasoning
     else:
         choice["text"] = reply.text
     if reply.logprobs is not None and chat:

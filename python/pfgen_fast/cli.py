@@ -11,8 +11,10 @@ import importlib
 import io
 import os
 import shlex
+import shutil
 import signal
 import sys
+import textwrap
 import threading
 import traceback
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -36,9 +38,10 @@ ROOMS = (
 
 
 DESCRIPTION = """\
-Exact, fast evaluation of Japanese text generation: pfgen-bench's commands, and one command per
-other benchmark (lctg, mm, judge). `python -m pfgen_fast COMMAND --help` lists a command's
-options."""
+Exact, fast evaluation of Japanese text generation: pfgen-bench's commands (scoring, running a
+model, reports), and one command per other benchmark: lctg (LCTG Bench), mm (llm-jp-eval-mm:
+vision-language models run on its tasks, its scorers, its leaderboard), judge (LLM-as-a-judge).
+`python -m pfgen_fast COMMAND --help` lists a command's options."""
 EXIT_STATUS = """\
 exit status: 0 every input used and every output written; 1 an error (named on stderr), also
 when the other inputs were processed; 2 a usage error (an option or argument refused before
@@ -47,6 +50,8 @@ anything ran); 130 SIGINT, 143 SIGTERM; 141 standard output closed."""
 # Where unexpected failures are to be reported: the package's "Issues" project URL when its
 # metadata has one.
 TRACKER_LABELS = ("issues", "bug tracker", "tracker")
+# Where the help of a command starts in the listing of `--help`.
+HELP_COLUMN = 16
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -185,22 +190,49 @@ def rooms() -> list[Room]:
     return [importlib.import_module(name).ROOM for name in ROOMS]
 
 
+def commands_help(all_rooms: list[Room]) -> str:
+    """The commands, room by room: a top-level room's help, then its commands indented; a room
+    under its own word, the word and the room's help."""
+    width = max(shutil.get_terminal_size().columns - 2, 60)
+    lines = ["commands:"]
+
+    def entry(name: str, text: str, indent: str) -> None:
+        lead = f"{indent}{name:<{HELP_COLUMN - len(indent) - 2}}  "
+        wrapped = textwrap.wrap(text, width - len(lead)) or [""]
+        lines.append(lead + wrapped[0])
+        lines.extend(" " * len(lead) + rest for rest in wrapped[1:])
+
+    for room in all_rooms:
+        if room.word is None:
+            lines.append(f"  {room.help}")
+            for command in room.commands:
+                entry(command.name, command.help, "    ")
+        else:
+            entry(room.word, room.help, "  ")
+    return "\n".join(lines)
+
+
 def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, Command | None]:
     """The parser of every room's commands, with the arguments of the command that `argv`
     names, if it names one; and that command."""
+    all_rooms = rooms()
     parser = ArgumentParser(
         prog="python -m pfgen_fast",
+        usage="%(prog)s [-h] [--version] [--debug] COMMAND ...",
         description=DESCRIPTION,
-        epilog=EXIT_STATUS,
+        epilog=f"{commands_help(all_rooms)}\n\n{EXIT_STATUS}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pfgen_fast {__version__}")
     parser.add_argument(
         "--debug", action="store_true", help="show the traceback of an unexpected error"
     )
-    top = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # The commands are listed room by room in the epilog (commands_help).
+    top = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS, prog=parser.prog
+    )
     chosen = None
-    for room in rooms():
+    for room in all_rooms:
         if room.word is None:
             chosen = add_commands(top, room.commands, argv[:1]) or chosen
             continue

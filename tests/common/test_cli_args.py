@@ -9,14 +9,22 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from cli_runner import run_cli
 from pfgen_fast.common.cli_args import (
     add_data_argument,
     add_jobs_argument,
     add_json_argument,
     add_paths_argument,
+    fraction,
+    fraction_or_none,
     input_paths,
+    int_from_to,
+    integer,
+    non_negative_float,
     non_negative_int,
+    positive_float,
     positive_int,
+    task_path,
 )
 
 
@@ -53,6 +61,69 @@ def test_whole_numbers_below_their_minimum_are_refused(kind, text: str, minimum:
 
 def test_whole_numbers_at_their_minimum_are_taken() -> None:
     assert (positive_int("1"), positive_int(" 7 "), non_negative_int("0")) == (1, 7, 0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "expected"),
+    [
+        (integer, "1.5", "a whole number"),
+        (int_from_to(1, 5), "6", "a whole number from 1 to 5"),
+        (int_from_to(1, 5), "x", "a whole number from 1 to 5"),
+        (positive_float, "0", "a finite number above 0"),
+        (positive_float, "inf", "a finite number above 0"),
+        (non_negative_float, "nan", "a finite number of at least 0"),
+        (fraction, "0", "a number above 0 and at most 1"),
+        (fraction, "1.01", "a number above 0 and at most 1"),
+        (fraction_or_none, "high", "a number above 0 and at most 1, or none"),
+        (task_path("DIR"), "jdocqa", "TASK=DIR"),
+        (task_path("FILE"), "=x", "TASK=FILE"),
+    ],
+)
+def test_every_type_refuses_in_one_shape(kind, text: str, expected: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        kind(text)
+    assert str(refused.value) == f"{text!r}: expected {expected}"
+
+
+def test_the_types_take_their_values() -> None:
+    assert (integer("-3"), int_from_to(1, 5)("5"), fraction("1"), fraction_or_none("None")) == (
+        -3,
+        5,
+        1.0,
+        None,
+    )
+    assert (positive_float("0.5"), non_negative_float("0"), fraction_or_none("0.98")) == (
+        0.5,
+        0.0,
+        0.98,
+    )
+    assert task_path("FILE")("jdocqa=a=b.jsonl") == ("jdocqa", Path("a=b.jsonl"))
+
+
+@pytest.mark.parametrize(
+    ("words", "option", "text", "expected"),
+    [
+        (["prompt", "--mode", "qa", "--trial"], "--trial", "0", "a whole number of at least 1"),
+        (["synth", "--question", "Q01", "--out", "x.jsonl", "--count"], "--count", "0",
+         "a whole number of at least 1"),
+        (["build-refs", "--meta", "m", "--candidates", "c", "--out", "o", "--ngram-n"],
+         "--ngram-n", "6", "a whole number from 1 to 5"),
+        (["build-refs", "--meta", "m", "--candidates", "c", "--out", "o", "--typical-fraction"],
+         "--typical-fraction", "0", "a number above 0 and at most 1"),
+        (["judge", "rank", "r.jsonl", "--bootstrap"], "--bootstrap", "-1",
+         "a whole number of at least 0"),
+        (["site", "out", "--mm-data"], "--mm-data", "jdocqa", "TASK=DIR"),
+    ],
+)  # fmt: skip
+def test_a_refused_option_is_a_usage_error(
+    tmp_path: Path, words: list[str], option: str, text: str, expected: str
+) -> None:
+    """Before anything runs: one line naming the option and the value, status 2."""
+    result = run_cli(*words, text, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: argument {option}: {text!r}: expected {expected}")
+    assert result.stderr.count("\n") == 1
+    assert not list(tmp_path.iterdir())
 
 
 def test_help_names_the_defaults() -> None:

@@ -121,7 +121,7 @@ def commands(root: Path, name: str, data: Path) -> list[list[str]]:
         ["stability", "--data", str(data), str(run / "trials.jsonl.xz")],
         ["mm", "score", "--metric", "rougel", str(plain)],
         ["judge", "rank", str(plain)],
-        ["lctg", "leaderboard", "--out", str(place / "lctg"), str(plain)],
+        ["lctg", "leaderboard", "--table", str(place / "lctg.csv"), str(plain)],
         ["generate", "--data", str(bad_data), "--model", "m", "--mode", "qa",
          "--base-url", "http://127.0.0.1:9/v1", "--out", str(place / "gen")],
     ]  # fmt: skip
@@ -157,10 +157,12 @@ def test_every_command_on_bad_input_ends_in_one_line_errors(tmp_path: Path, name
             problems.append(shown)
         elif "error: unexpected" in result.stderr:
             problems.append(shown)  # the guard caught a bug: still a bug
-        elif result.returncode not in (0, 1):
+        elif result.returncode not in (0, 1, 2):
             problems.append(f"status {result.returncode}: {shown}")
-        elif result.returncode == 1 and not result.stderr.strip():
-            problems.append(f"status 1 without a word: {shown}")
+        elif result.returncode != 0 and not result.stderr.strip():
+            problems.append(f"status {result.returncode} without a word: {shown}")
+        elif result.returncode == 2 and result.stderr.count("\n") != 1:
+            problems.append(f"a usage error in more than one line: {shown}")
     assert not problems, "\n\n".join(problems)
 
 
@@ -350,8 +352,8 @@ FOLDER_OUTPUTS = {
         "http://127.0.0.1:9/v1", "--max-retries", "0", "--out", o],
     "lctg leaderboard --plots": lambda i, o: [
         "lctg", "leaderboard", i / "lctg-summary-scores.json", "--plots", o],
-    "judge rank --out (a folder)": lambda i, o: [
-        "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--out", o / "rank.csv"],
+    "judge rank --table (a folder)": lambda i, o: [
+        "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--table", o / "rank.csv"],
 }  # fmt: skip
 FOLDER_KINDS = ["null device", "fifo", "regular file", "link to a folder", "link to a file"]
 

@@ -200,7 +200,7 @@ def test_result_json_reader(tmp_path: Path, raw: bytes) -> None:
 @FUZZ
 @given(raw=st.one_of(values.map(encoded), odd_files))
 def test_config_json_reader(tmp_path: Path, raw: bytes) -> None:
-    from pfgen_fast.common.runs import read_config
+    from pfgen_fast.pfgen.outputs import read_config
 
     path = tmp_path / "config.json"
     path.write_bytes(raw)

@@ -31,7 +31,7 @@ def test_reads_what_json_reads(tmp_path: Path) -> None:
     ids=["empty", "truncated", "trailing-comma", "bad-bytes", "deep-nesting"],
 )
 def test_invalid_json_is_one_error_naming_the_place(data: bytes) -> None:
-    with pytest.raises(InputError, match=r"^f\.json: not valid (JSON|UTF-8)"):
+    with pytest.raises(InputError, match=r"^f\.json(:\d+)?: not valid (JSON|UTF-8)"):
         parse_json(data, "f.json")
 
 
@@ -41,7 +41,7 @@ def test_errors_name_the_file_with_the_kind_asked(tmp_path: Path) -> None:
         read_json(missing)
     broken = tmp_path / "broken.json"
     broken.write_bytes(b"{")
-    with pytest.raises(DataError, match=f"^{broken}: not valid JSON"):
+    with pytest.raises(DataError, match=f"^{broken}:1: not valid JSON"):
         read_json(broken, DataError)
     with pytest.raises(DataError, match=f"^{missing}: cannot read"):
         read_json(missing, DataError)

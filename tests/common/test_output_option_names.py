@@ -1,7 +1,5 @@
 """Output options mean one thing across the commands: `--out` where a command's own output goes,
-`--table FILE` an export of the table it prints. The former names (`report --output`, `lctg
-leaderboard --out`, `judge rank --out`, `mm score --output`) still work for one release: hidden
-from help, with a warning naming the new option."""
+`--table FILE` an export of the table it prints."""
 
 from __future__ import annotations
 
@@ -14,21 +12,20 @@ import pytest
 from cli_runner import run_cli
 from pfgen_fast.lctg.aggregate import COLUMNS
 
-# command words, the new option, its former name
-RENAMED = [
-    (["report"], "--table", "--output"),
-    (["lctg", "leaderboard"], "--table", "--out"),
-    (["judge", "rank"], "--table", "--out"),
-    (["mm", "score"], "--out", "--output"),
+# command words, the option naming its output
+OUTPUT_OPTIONS = [
+    (["report"], "--table"),
+    (["lctg", "leaderboard"], "--table"),
+    (["judge", "rank"], "--table"),
+    (["mm", "score"], "--out"),
 ]
 
 
-@pytest.mark.parametrize(("words", "new", "old"), RENAMED)
-def test_help_shows_the_new_name_only(words: list[str], new: str, old: str) -> None:
+@pytest.mark.parametrize(("words", "option"), OUTPUT_OPTIONS)
+def test_help_shows_the_output_option(words: list[str], option: str) -> None:
     result = run_cli(*words, "--help")
     assert result.returncode == 0
-    options = {word.strip(",[]") for word in result.stdout.split()}
-    assert new in options and old not in options
+    assert option in {word.strip(",[]") for word in result.stdout.split()}
 
 
 def lctg_scores(folder: Path) -> Path:
@@ -38,22 +35,18 @@ def lctg_scores(folder: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("option", ["--table", "--out"])
-def test_lctg_leaderboard_table_by_either_name(tmp_path: Path, option: str) -> None:
+def test_lctg_leaderboard_table(tmp_path: Path) -> None:
     board = tmp_path / "board.csv"
-    result = run_cli("lctg", "leaderboard", lctg_scores(tmp_path), option, board)
+    result = run_cli("lctg", "leaderboard", lctg_scores(tmp_path), "--table", board)
     assert result.returncode == 0, result.stderr
     assert pl.read_csv(board)["model"].to_list() == ["m"]
-    warned = "warning: --out is deprecated and will be removed: use --table"
-    assert (warned in result.stderr) == (option == "--out")
 
 
-@pytest.mark.parametrize("option", ["--out", "-o", "--output"])
-def test_mm_score_output_by_any_name(tmp_path: Path, option: str) -> None:
+@pytest.mark.parametrize("option", ["--out", "-o"])
+def test_mm_score_output_by_either_name(tmp_path: Path, option: str) -> None:
     items = tmp_path / "items.jsonl"
     items.write_text(json.dumps({"ref": "東京", "pred": "東京"}, ensure_ascii=False) + "\n")
     scored = tmp_path / "scored.jsonl"
     result = run_cli("mm", "score", "--metric", "exact-match", items, option, scored)
     assert result.returncode == 0, result.stderr
     assert json.loads(scored.read_text())["score"] == 1.0
-    assert ("deprecated" in result.stderr) == (option == "--output")

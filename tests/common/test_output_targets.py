@@ -111,10 +111,10 @@ COMMANDS = [
         "mm", "evaluate", i / "mm-result", "--metrics", "rougel", "--table", o]),
     Command("mm leaderboard --table", ".csv", lambda i, o: [
         "mm", "leaderboard", i / "mm-result", "--table", o]),
-    Command("lctg leaderboard --out", ".csv", lambda i, o: [
-        "lctg", "leaderboard", i / "lctg-summary-scores.json", "--out", o]),
-    Command("judge rank --out", ".csv", lambda i, o: [
-        "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--out", o]),
+    Command("lctg leaderboard --table", ".csv", lambda i, o: [
+        "lctg", "leaderboard", i / "lctg-summary-scores.json", "--table", o]),
+    Command("judge rank --table", ".csv", lambda i, o: [
+        "judge", "rank", i / "verdicts.jsonl", "--bootstrap", "10", "--table", o]),
     Command("judge pointwise --plot", ".svg", lambda i, o: [
         "judge", "pointwise", *published.published_runs()[:2], "--data",
         published.require(published.CHECKOUT) / "data", "--trials", "1",

@@ -1,7 +1,7 @@
 """The room shape, checked on every room: its `cli` module declares a ROOM and nothing else,
 every command's code lies in the room (`commands/<name>.py`, or `data.py`'s PUBLISHED for
-`data`), the jobs every room has carry the same names, and no room imports another (common
-and the compiled core are what rooms share)."""
+`data`), the jobs every room has carry the same names, and a room imports of another room only
+its public `outputs` module (common and the compiled core are what rooms share)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,15 @@ from pathlib import Path
 import pytest
 
 import pfgen_fast
+from cli_runner import run_cli
 from pfgen_fast import cli
 from pfgen_fast.common.published_data import PublishedData
 from pfgen_fast.common.rooms import Room
 
 PACKAGE = Path(pfgen_fast.__file__).parent
 SHARED = {"common", "_core"}
+# The module of a room that other rooms may import: the files it writes and how they are read.
+PUBLIC_MODULE = "outputs"
 ROOM_NAMES = sorted(
     path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()
     and path.name not in SHARED
@@ -106,14 +109,22 @@ def test_room_words_and_top_level_commands_do_not_clash() -> None:
 
 
 @pytest.mark.parametrize("name", [*ROOM_NAMES, "common"])
-def test_no_room_imports_another(name: str) -> None:
-    """A room imports common and the core; common imports no room."""
+def test_a_room_imports_only_the_outputs_of_another(name: str) -> None:
+    """A room imports common, the core, and of another room only its `outputs` module (how
+    that room's files are read); common imports no room."""
     allowed = SHARED | ({name} if name != "common" else set())
     for path in sorted((PACKAGE / name).rglob("*.py")):
         for module in imported_modules(path, package_of(path)):
             parts = module.split(".")
-            if parts[0] == "pfgen_fast" and len(parts) > 1:
-                assert parts[1] in allowed, f"{path.relative_to(PACKAGE)} imports {module}"
+            if parts[0] != "pfgen_fast" or len(parts) < 2 or parts[1] in allowed:
+                continue
+            public = name != "common" and parts[2:] == [PUBLIC_MODULE]
+            assert public, f"{path.relative_to(PACKAGE)} imports {module}"
+
+
+@pytest.mark.parametrize("name", [n for n in ROOM_NAMES if n != "site"])
+def test_every_benchmark_room_publishes_how_its_outputs_are_read(name: str) -> None:
+    assert (PACKAGE / name / f"{PUBLIC_MODULE}.py").is_file(), f"{name}/ has no outputs.py"
 
 
 def test_listing_every_command_imports_no_command() -> None:
@@ -153,3 +164,22 @@ def test_the_contract_check_sees_an_import_of_another_room(tmp_path: Path) -> No
         "pfgen_fast.lctg",
         "pfgen_fast.judge.cli",
     }
+
+
+def test_help_lists_the_commands_room_by_room() -> None:
+    """`--help` shows every room's help: a top-level room's above its commands, a worded room's
+    beside its word."""
+    result = run_cli("--help")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for name in ROOM_NAMES:
+        room = room_of(name)
+        if room.word is None:
+            heading = lines.index(f"  {room.help}")
+            below = lines[heading + 1 :]
+            # A command's line is indented by 4 (its wrapped help by more).
+            listed = [line.split()[0] for line in below if len(line) - len(line.lstrip()) == 4]
+            names = [command.name for command in room.commands]
+            assert listed[: len(names)] == names
+        else:
+            assert any(line.split() == [room.word, *room.help.split()] for line in lines), name

@@ -1,5 +1,5 @@
 """Reference implementations of llm-jp-eval-mm's per-item scores, written from
-docs/evalmm-spec.md in the most direct way (full tables, counters), for the property tests."""
+evalmm-spec.md in the most direct way (full tables, counters), for the property tests."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ _RANGES = (
 
 
 def rouge_tokens(text: str) -> list[str]:
-    """Spec §2 ROUGE-L steps 1-4 (NFKC path)."""
+    """evalmm-spec.md §2 ROUGE-L steps 1-4 (NFKC path)."""
     text = "".join(c for c in text if not emoji.is_emoji(c))
     text = re.sub(_RANGES, "", text)
     text = unicodedata.normalize("NFKC", text)
@@ -62,7 +62,7 @@ def ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]]:
 
 
 def sentence_bleu(ref: str, pred: str) -> float:
-    """Spec §2 jdocqa type 3: sacrebleu's sentence BLEU / 100 (exp smoothing, 4-grams)."""
+    """evalmm-spec.md §2 jdocqa type 3: sacrebleu's sentence BLEU / 100 (exp smoothing, 4-grams)."""
     hyp, reference = bleu_tokens(pred), bleu_tokens(ref)
     correct, total = [], []
     for n in range(1, 5):
@@ -140,7 +140,7 @@ def numbers_as_digits(text: str) -> str:
 
 
 def substring_match(ref: str | list[str], pred: str) -> int:
-    """Spec §2 substring-match."""
+    """evalmm-spec.md §2 substring-match."""
     refs = ref if isinstance(ref, list) else [ref]
     prediction = numbers_as_digits(pred.lower())
     return int(any(numbers_as_digits(r) in prediction for r in refs))
@@ -171,7 +171,7 @@ def blink(ref: str, pred: str) -> int:
 
 
 def judge_digit(reply: str) -> int:
-    """Spec §2 llm-as-a-judge: the first (Unicode) digit, else 0."""
+    """evalmm-spec.md §2 llm-as-a-judge: the first (Unicode) digit, else 0."""
     for c in reply:
         if re.fullmatch(r"\d", c):
             return int(c)
@@ -179,7 +179,7 @@ def judge_digit(reply: str) -> int:
 
 
 def boxed(text: str) -> str:
-    """Spec §2 board-vqa: the last complete \\boxed{...} content (nested braces), else the
+    """evalmm-spec.md §2 board-vqa: the last complete \\boxed{...} content (nested braces), else the
     stripped text."""
     contents, i = [], 0
     while True:
@@ -197,7 +197,7 @@ def boxed(text: str) -> str:
 
 
 def heron(reply: str) -> dict[str, int]:
-    """Spec §2 heron parse_score."""
+    """evalmm-spec.md §2 heron parse_score."""
     import json
 
     blocks = re.findall(r"```json(.*?)```", reply, re.DOTALL) or re.findall(
@@ -219,7 +219,7 @@ def heron(reply: str) -> dict[str, int]:
 
 
 def multiple_choice(response: str, options: list[str]) -> str | None:
-    """Spec §2 parse_multi_choice_response (no random choice)."""
+    """evalmm-spec.md §2 parse_multi_choice_response (no random choice)."""
     for mark in [",", ".", "!", "?", ";", ":", "'", "、", "。", "！", "？", "；", "："]:
         response = response.strip(mark)
     response = " " + response + " "
@@ -253,8 +253,9 @@ def multiple_choice(response: str, options: list[str]) -> str | None:
 
 
 def open_correct(answer: str, response: str, indicators: list[str], japanese: bool) -> bool:
-    """Spec §2 parse_open_response + eval_open with a fresh indicator list (the MMMU path, or
-    JMMMU with --fix-quirks): `indicators` is extended by "＝" and "=" for the last sentence."""
+    """evalmm-spec.md §2 parse_open_response + eval_open with a fresh indicator list (the MMMU
+    path, or JMMMU with --fix-quirks): `indicators` is extended by "＝" and "=" for the last
+    sentence."""
     indicators = list(indicators)
     response = response.strip().strip("。")
     sentences = re.split(r"[。！？.]\s*|\n", response)
@@ -302,8 +303,8 @@ def open_correct(answer: str, response: str, indicators: list[str], japanese: bo
 
 
 def mathvista(ref: str, pred: str) -> int:
-    """Spec §2 mathvista without metadata (text answers), with every step of the extraction,
-    the search for non-year numbers included."""
+    """evalmm-spec.md §2 mathvista without metadata (text answers), with every step of the
+    extraction, the search for non-year numbers included."""
     number = r"(-?\d+\.?\d*(?:[eE][+-]?\d+)?)"
     response = pred.strip()
     answer = None
@@ -385,8 +386,8 @@ def kie_tokens(receipt: dict) -> Counter[str]:
 
 
 def receipt_kie(ref: str, pred: str) -> dict:
-    """Spec §2 jawildtext-receipt-kie with the facts of docs/evalmm.md; a parsed value that
-    is not an object is a parse error."""
+    """evalmm-spec.md §2 jawildtext-receipt-kie with the facts of docs/evalmm.md; a parsed value
+    that is not an object is a parse error."""
     import json
 
     gold = json.loads(ref)
@@ -419,8 +420,8 @@ def receipt_kie(ref: str, pred: str) -> dict:
 
 
 def mmmu_aggregate(scores: list[int], ids: list[str], domains: dict[str, list[str]]) -> dict:
-    """Spec §2 aggregate_mmmu_results with the facts of docs/evalmm.md: per-subject accuracy
-    and count, instance-weighted as accuracy x count, only domain subjects listed."""
+    """evalmm-spec.md §2 aggregate_mmmu_results with the facts of docs/evalmm.md: per-subject
+    accuracy and count, instance-weighted as accuracy x count, only domain subjects listed."""
     results: dict[str, tuple[int, float]] = {}
     grouped: dict[str, list[int]] = {}
     for score, identifier in zip(scores, ids, strict=True):

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
-from pfgen_fast.evalmm.task_items import BLINK_CONFIGS
+from pfgen_fast.evalmm.tasks.items import BLINK_CONFIGS
 
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 Columns = dict[str, list[Any]]
@@ -89,19 +89,28 @@ def write_repo(
     configs: dict[str, dict[str, Columns]],
     images: tuple[str, ...] = (),
     image_lists: tuple[str, ...] = (),
+    under: str = "data",
+    shards: int = 1,
 ) -> Path:
-    """A dataset repository: config → split → columns; files under data/<config>/ and a README
-    listing them (a config named "default" under data/)."""
+    """A dataset repository: config → split → columns, configs listed in the README in the
+    order given. Files go under `under`/<config>/ (a config named "default": `under`/; MMMU
+    and JMMMU keep theirs at the top, `under` empty), each split in `shards` files of
+    consecutive rows (`test-00001-of-00002.parquet`, as the Hub names them)."""
     lines = ["---", "configs:"]
     for config, splits in configs.items():
         lines.append(f"- config_name: {config}")
         lines.append("  data_files:")
-        prefix = "data" if config == "default" else f"data/{config}"
+        prefix = "/".join(part for part in (under, "" if config == "default" else config) if part)
         for split, columns in splits.items():
             lines.append(f"  - split: {split}")
-            lines.append(f"    path: {prefix}/{split}-*")
-            file = folder / prefix / f"{split}-00000-of-00001.parquet"
-            write_table(file, columns, images, image_lists)
+            lines.append(f"    path: {prefix + '/' if prefix else ''}{split}-*")
+            rows = len(next(iter(columns.values())))
+            files = min(shards, rows)  # no empty file
+            for shard in range(files):
+                start, stop = rows * shard // files, rows * (shard + 1) // files
+                part = {name: values[start:stop] for name, values in columns.items()}
+                name = f"{split}-{shard:05d}-of-{files:05d}.parquet"
+                write_table(folder / prefix / name, part, images, image_lists)
     lines += ["---", "", "A small dataset for pfgen_fast's tests."]
     (folder / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
@@ -113,7 +122,7 @@ def write_repo(
 def ja_vg_vqa_500(folder: Path) -> Path:
     columns = {
         "image_id": [11, 12],
-        "image": [make_image(1, fmt="JPEG"), make_image(2, (20, 30))],
+        "image": [make_image(1, fmt="JPEG", orientation=6), make_image(2, (20, 30))],
         "qas": [
             [
                 {"qa_id": 101, "question": "何色ですか？", "answer": "赤"},
@@ -140,8 +149,10 @@ def ja_vlm_bench_in_the_wild(folder: Path) -> Path:
 
 
 def mmmu_like(folder: Path, split: str, japanese: bool) -> Path:
-    """Two subjects (in a non-alphabetical order), multiple-choice and open questions with
-    numbered image placeholders in the question and the options."""
+    """Two subjects (in a non-alphabetical order, each in its own top-level folder as in the
+    MMMU and JMMMU repositories), multiple-choice and open questions with numbered image
+    placeholders in the question and the options, image columns with gaps (a row naming
+    only <image 3>, with image_1 present and image_2 empty)."""
     subjects = ["Math", "Art"] if not japanese else ["Japanese_Art", "Accounting"]
     configs = {}
     for s, subject in enumerate(subjects):
@@ -150,26 +161,31 @@ def mmmu_like(folder: Path, split: str, japanese: bool) -> Path:
         )
         question_2 = "What is shown in <image 1>?"
         columns = {
-            "id": [f"{split}_{subject}_1", f"{split}_{subject}_2", f"{split}_{subject}_3"],
-            "question": [question_1, question_2, "How many? No image here."],
-            "options": [str(["A cat", "<image 3>", "None"]), "[]", str(["1", "2"])],
-            "explanation": ["", "", ""],
-            "image_1": [make_image(10 + s, mode="P"), make_image(12 + s), None],
-            "image_2": [make_image(14 + s, mode="RGBA"), None, None],
-            "image_3": [make_image(16 + s, fmt="JPEG"), None, None],
-            "image_4": [None, None, None],
-            "image_5": [None, None, None],
-            "image_6": [None, None, None],
-            "image_7": [None, None, None],
-            "img_type": ["['Photo']", "['Photo']", "[]"],
-            "answer": ["B", "a flower", "A"],
-            "topic_difficulty": ["Easy", "Medium", "Hard"],
-            "question_type": ["multiple-choice", "open", "multiple-choice"],
-            "subfield": ["x", "y", "z"],
+            "id": [f"{split}_{subject}_{n}" for n in range(1, 5)],
+            "question": [question_1, question_2, "How many? No image here.", "See <image 3>."],
+            "options": [str(["A cat", "<image 3>", "None"]), "[]", str(["1", "2"]), "[]"],
+            "explanation": ["", "", "", ""],
+            "image_1": [make_image(10 + s, mode="P"), make_image(12 + s), None, make_image(18)],
+            "image_2": [make_image(14 + s, mode="RGBA"), None, None, None],
+            "image_3": [
+                make_image(16 + s, fmt="JPEG"),
+                None,
+                None,
+                make_image(19 + s, fmt="JPEG", orientation=6),
+            ],
+            "image_4": [None] * 4,
+            "image_5": [None] * 4,
+            "image_6": [None] * 4,
+            "image_7": [None] * 4,
+            "img_type": ["['Photo']", "['Photo']", "[]", "['Diagrams']"],
+            "answer": ["B", "a flower", "A", "12"],
+            "topic_difficulty": ["Easy", "Medium", "Hard", "Easy"],
+            "question_type": ["multiple-choice", "open", "multiple-choice", "open"],
+            "subfield": ["x", "y", "z", "w"],
         }
         configs[subject] = {split: columns, "dev": {k: v[:1] for k, v in columns.items()}}
     image_columns = tuple(f"image_{n}" for n in range(1, 8))
-    return write_repo(folder, configs, images=image_columns)
+    return write_repo(folder, configs, images=image_columns, under="")
 
 
 def jmmmu(folder: Path) -> Path:
@@ -187,8 +203,8 @@ def mecha_ja(folder: Path) -> Path:
         "options": [["寺", "城", "塔", "駅"], ["山", "海", "川", "空"]],
         "answer": [1, 3],
         "answer_type": [0, 1],
-        "image": [make_image(20, fmt="JPEG"), make_image(21)],
-        "background_text": ["", "背景の説明"],
+        "image": [make_image(20, fmt="JPEG", orientation=8), make_image(21)],
+        "background_text": [None, "背景の説明"],
     }
     return write_repo(folder, {"default": {"test": columns}}, images=("image",))
 
@@ -211,7 +227,10 @@ def japanese_heron_bench(folder: Path) -> Path:
 
 def ja_multi_image_vqa(folder: Path) -> Path:
     columns = {
-        "images": [[make_image(40), make_image(41, fmt="JPEG")], [make_image(42)]],
+        "images": [
+            [make_image(40), make_image(41, fmt="JPEG", orientation=6)],
+            [make_image(42, mode="RGBA")],
+        ],
         "question": ["<image> <image> 二つの画像の違いは？", "<image>この画像は何？<image>"],
         "answer": ["色が違う", "犬"],
         "page_url": ["a", "b"],
@@ -251,14 +270,18 @@ def llava_bench_in_the_wild(folder: Path) -> Path:
 
 
 def jic_vqa(folder: Path) -> Path:
-    """The parquet file scripts/prepare_jic_vqa.py writes, as folder/jic_vqa.parquet."""
+    """The parquet file scripts/prepare_jic_vqa.py writes, as folder/jic_vqa.parquet: the
+    category (the answer) and the URL as webdataset gives them back, 224x224 JPEGs, integer
+    ids, and a null domain for a question naming none of the script's four keywords."""
+    urls = ["https://example.com/a.jpg", "https://example.com/b.jpg", "https://example.com/c.jpg"]
     columns = {
-        "url": [b"https://example.com/a.jpg", b"https://example.com/b.jpg"],
-        "input_text": ["この花の名前は？", "この食べ物は何ですか？"],
-        "answer": ["桜", "寿司"],
-        "image": [make_image(70, (224, 224), fmt="JPEG"), make_image(71, (224, 224), fmt="JPEG")],
-        "question_id": [1001, 1002],
-        "domain": ["jaflower30", "jafood101"],
+        "category": ["桜", "東京タワー", "寿司"],
+        "url": [url.encode() for url in urls],
+        "input_text": ["この花の名前は？", "これは何ですか？", "この食べ物は何ですか？"],
+        "answer": ["桜", "東京タワー", "寿司"],
+        "image": [make_image(70 + n, (224, 224), fmt="JPEG") for n in range(3)],
+        "question_id": [1001, 1068, 1002],
+        "domain": ["jaflower30", None, "jafood101"],
     }
     write_table(folder / "jic_vqa.parquet", columns, images=("image",))
     return folder
@@ -306,7 +329,10 @@ def cc_ocr(folder: Path) -> Path:
 
 def cvqa(folder: Path) -> Path:
     columns = {
-        "image": [make_image(90 + i, fmt="JPEG" if i % 2 else "PNG") for i in range(4)],
+        "image": [
+            make_image(90 + i, fmt="JPEG" if i % 2 else "PNG", orientation=3 if i == 3 else None)
+            for i in range(4)
+        ],
         "ID": ["a", "b", "c", "d"],
         "Subset": [
             "('Japanese', 'Japan')",
@@ -337,8 +363,10 @@ def ai2d(folder: Path) -> Path:
 
 
 def blink(folder: Path) -> Path:
+    """The fourteen configs listed in the README in an order other than the Task's (which
+    reads its own list), each with val and test splits and empty image columns."""
     configs = {}
-    for c, config in enumerate(sorted(BLINK_CONFIGS)):
+    for c, config in enumerate(reversed(BLINK_CONFIGS)):
         rows = 1 + c % 2
         images = [[make_image(110 + c * 4 + n) for _ in range(rows)] for n in range(4)]
         columns = {
@@ -361,37 +389,59 @@ def blink(folder: Path) -> Path:
 
 
 def docvqa_repo(folder: Path) -> Path:
-    def columns(kind: str, offset: int) -> Columns:
+    """Two configs, each split in two files (the items run on across them); test rows have
+    no answers."""
+
+    def columns(kind: str, offset: int, answered: bool = True) -> Columns:
         return {
-            "questionId": [f"{offset}", f"{offset + 1}"],
-            "question": [f"{kind}: what is the date?", f"{kind}: who signed?"],
-            "question_types": [["handwritten"], ["layout"]],
-            "image": [make_image(offset % 200), make_image(offset % 200 + 1, fmt="JPEG")],
-            "docId": [offset, offset],
-            "ucsf_document_id": ["x", "y"],
-            "ucsf_document_page_no": ["1", "2"],
-            "answers": [["1/2/1990", "Jan 2 1990"], ["Smith"]],
-            "data_split": ["val", "val"],
+            "questionId": [f"{offset + n}" for n in range(3)],
+            "question": [f"{kind}: what is the date?", f"{kind}: who signed?", f"{kind}: total?"],
+            "question_types": [["handwritten"], ["layout"], ["table/list"]],
+            "image": [
+                make_image(offset % 200),
+                make_image(offset % 200 + 1, fmt="JPEG"),
+                make_image(offset % 200 + 2, mode="L"),
+            ],
+            "docId": [offset, offset, offset + 1],
+            "ucsf_document_id": ["x", "y", "z"],
+            "ucsf_document_page_no": ["1", "2", "1"],
+            "answers": [["1/2/1990", "Jan 2 1990"], ["Smith"], ["$10"]]
+            if answered
+            else [None, None, None],
+            "data_split": ["val"] * 3 if answered else ["test"] * 3,
         }
 
     configs = {
-        "DocVQA": {"validation": columns("doc", 120), "test": columns("doctest", 130)},
-        "InfographicVQA": {"validation": columns("info", 140), "test": columns("infotest", 150)},
+        "DocVQA": {"validation": columns("doc", 120), "test": columns("doctest", 130, False)},
+        "InfographicVQA": {
+            "validation": columns("info", 140),
+            "test": columns("infotest", 150, False),
+        },
     }
-    return write_repo(folder, configs, images=("image",))
+    return write_repo(folder, configs, images=("image",), shards=2)
 
 
 def textvqa(folder: Path) -> Path:
+    """Train, validation and test splits (test without answers), validation in two files."""
     columns = {
-        "image_id": ["i1", "i2"],
-        "question_id": [34602, 34603],
-        "question": ["what is the brand?", "what time is it?"],
-        "question_tokens": [["what", "is"], ["what", "time"]],
-        "image": [make_image(160, fmt="JPEG"), make_image(161)],
-        "answers": [["nokia"] * 3 + ["toshiba"], ["noon", "12:00"]],
-        "ocr_tokens": [["nokia"], ["12"]],
+        "image_id": ["i1", "i2", "i3"],
+        "question_id": [34602, 34603, 34604],
+        "question": ["what is the brand?", "what time is it?", "what does the sign say?"],
+        "question_tokens": [["what", "is"], ["what", "time"], ["what", "sign"]],
+        "image": [make_image(160, fmt="JPEG"), make_image(161), make_image(162, mode="RGBA")],
+        "image_width": [24, 24, 24],
+        "image_height": [16, 16, 16],
+        "flickr_original_url": ["u1", "u2", "u3"],
+        "flickr_300k_url": ["s1", "s2", "s3"],
+        "answers": [["nokia"] * 3 + ["toshiba"], ["noon", "12:00"], ["stop"] * 10],
+        "image_classes": [["phone"], ["clock"], ["sign"]],
+        "set_name": ["val"] * 3,
+        "ocr_tokens": [["nokia"], ["12"], []],
     }
-    return write_repo(folder, {"default": {"validation": columns}}, images=("image",))
+    test = {**{k: v[:1] for k, v in columns.items()}, "answers": [None], "set_name": ["test"]}
+    train = {**{k: v[1:] for k, v in columns.items()}, "set_name": ["train"] * 2}
+    splits = {"train": train, "validation": columns, "test": test}
+    return write_repo(folder, {"default": splits}, images=("image",), shards=2)
 
 
 def okvqa(folder: Path) -> Path:
@@ -416,13 +466,19 @@ def chartqa(folder: Path) -> Path:
 
 
 def chartqapro(folder: Path) -> Path:
+    """Images as plain binary (not an Image feature), which the Task opens itself: no EXIF
+    orientation applied."""
     columns = {
-        "Question": [["Which year is highest?"], ["What is the trend?", "Why?"]],
-        "Answer": [["2020"], ["rising", ""]],
-        "Question Type": ["Factoid", "Conversational"],
-        "image": [make_image(190), make_image(191, fmt="JPEG")],
-        "Year": [["2020", "2021"], []],
-        "Paragraph": ["", ""],
+        "Question": [["Which year is highest?"], ["What is the trend?", "Why?"], ["Max?"]],
+        "Answer": [["2020"], ["rising", ""], []],
+        "Question Type": ["Factoid", "Conversational", "Factoid"],
+        "image": [
+            make_image(190),
+            make_image(191, fmt="JPEG"),
+            make_image(192, fmt="JPEG", orientation=6),
+        ],
+        "Year": [["2020", "2021"], [], ["1999"]],
+        "Paragraph": ["", "", "p"],
     }
     return write_repo(folder, {"default": {"test": columns}})
 
@@ -432,7 +488,7 @@ def jawildtext(folder: Path) -> Path:
     board = {
         "question": ["この掲示板の締め切りは？", None],
         "answer": ["3月1日", None],
-        "image": [make_image(200, fmt="JPEG"), make_image(201)],
+        "image": [make_image(200, fmt="JPEG", orientation=6), make_image(201)],
     }
     handwriting = {
         "polygons": [
@@ -445,7 +501,7 @@ def jawildtext(folder: Path) -> Path:
             ],
             [],
         ],
-        "image": [make_image(202), make_image(203, fmt="JPEG")],
+        "image": [make_image(202), make_image(203, fmt="JPEG", orientation=8)],
     }
     receipt = {
         "fields": [
@@ -467,7 +523,7 @@ def jawildtext(folder: Path) -> Path:
             },
             None,
         ],
-        "image": [make_image(204), make_image(205)],
+        "image": [make_image(204, fmt="JPEG", orientation=3), make_image(205)],
     }
     configs = {
         "board_vqa": {"train": board},

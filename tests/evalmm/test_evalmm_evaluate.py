@@ -158,4 +158,4 @@ def test_evaluate_with_documents(tmp_path: Path) -> None:
     assert [json.loads(line)["jdocqa"] for line in lines] == [1, 0]
     assert "answer_type" not in json.loads(lines[0])
     bad = run_cli("mm", "evaluate", str(result), "--docs", "jdocqa", cwd=tmp_path)
-    assert bad.returncode == 1 and "expected TASK=FILE" in bad.stderr
+    assert bad.returncode == 2 and "argument --docs: 'jdocqa': expected TASK=FILE" in bad.stderr

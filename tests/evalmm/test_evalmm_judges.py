@@ -1,7 +1,7 @@
 """The judge scorers against a local OpenAI-compatible stand-in that judges deterministically:
 prompts from llm-jp-eval-mm's own files (../shared/llm-jp-eval-mm), its parameters, its reply
 parsing, failed calls excluded and counted (or scored as the original with --judge-errors zero),
-raw replies logged, and heron-bench's aggregate (spec §2 cases)."""
+raw replies logged, and heron-bench's aggregate (evalmm-spec.md §2 cases)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from openai_server import Behaviour, Reply, serve
 
 from cli_runner import run_cli
 from pfgen_fast.common.llm import LLMClient
-from pfgen_fast.evalmm.judges import JudgeErrors, heron_aggregate, last_boxed, parse_heron
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors, heron_aggregate, last_boxed, parse_heron
+from pfgen_fast.evalmm.metrics.scorers import Batch, Options, get_scorer
 from pfgen_fast.evalmm.prompts import system_message
-from pfgen_fast.evalmm.scorers import Batch, Options, get_scorer
 from published import evalmm_dir
 
 PREDICTION = re.compile(r"(?:Prediction|\"model_answer\"|モデルの回答\])\s*:\s*(\S*)")
@@ -34,6 +34,10 @@ REPLIES = {
     "nested": Reply('{"a": {"score": 1, "score_gpt": 2}}'),
     "yes": Reply("理由...\ncorrect: YES"),
     "no": Reply("correct: no"),
+    # Reasoning before the verdict: what is inside it is never the verdict.
+    "think-json": Reply('<think>{"score": 1, "score_gpt": 1}</think>{"score": 4, "score_gpt": 5}'),
+    "think-yes": Reply("<think>correct: no?</think>correct: yes"),
+    "think-cut": Reply("<think>correct: yes かも", finish_reason="length"),
 }
 
 
@@ -110,6 +114,25 @@ def test_heron_parsing_and_failures(server: Any) -> None:
         "heron-bench", url, ["ref"] * 4, preds, docs, judge_errors=JudgeErrors.ZERO
     )
     assert scores[-1] == {"score": -1, "score_gpt": -1}
+
+
+def test_verdicts_after_reasoning_and_a_reply_cut_in_it(server: Any) -> None:
+    url, _ = server
+    docs = [{"context": "c", "input_text": "q", "category": "conv"}] * 2
+    scores, _ = run_metric("heron-bench", url, ["ref"] * 2, ["think-json", "json"], docs)
+    assert scores == [{"score": 4, "score_gpt": 5}, {"score": 6, "score_gpt": 8}]
+    client = LLMClient(url, "judge-model", cache_path=None, max_retries=0)
+    try:
+        options = Options(judge=client, data_dir=evalmm_dir(), judge_max_tokens=64)
+        scorer = get_scorer("jawildtext-board-vqa")
+        preds = ["think-yes", "think-cut", "no"]
+        batch = Batch(["a"] * 3, preds, [{"input_text": "q"}] * 3, options)
+        assert scorer.score(batch) == [1.0, None, 0.0]
+        assert options.judge_failures == {
+            "jawildtext-board-vqa": {1: "cut at max_tokens before an answer (raise --max-tokens)"}
+        }
+    finally:
+        client.close()
 
 
 def test_heron_aggregate_spec_cases() -> None:

@@ -18,10 +18,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import evalmm_reference as reference  # noqa: E402
 
-from pfgen_fast.evalmm import ocr  # noqa: E402
-from pfgen_fast.evalmm.bleu import sentence_bleu_scores  # noqa: E402
-from pfgen_fast.evalmm.rouge import rouge_l_scores  # noqa: E402
-from pfgen_fast.evalmm.tokenize import (  # noqa: E402
+from pfgen_fast.evalmm.metrics import ocr  # noqa: E402
+from pfgen_fast.evalmm.metrics.bleu import sentence_bleu_scores  # noqa: E402
+from pfgen_fast.evalmm.metrics.rouge import rouge_l_scores  # noqa: E402
+from pfgen_fast.evalmm.metrics.tokens import (  # noqa: E402
     bleu_tokens,
     nfkc,
     remove_emoji,
@@ -147,7 +147,7 @@ def test_long_texts() -> None:
 
 
 def test_each_distinct_text_tokenised_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pfgen_fast.evalmm import rouge
+    from pfgen_fast.evalmm.metrics import rouge
 
     seen: list[str] = []
 
@@ -197,7 +197,7 @@ def test_core_splits_tokens_as_python(texts: list[str]) -> None:
 
 
 def test_forked_workers_give_the_same_scores(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pfgen_fast.evalmm import tokenize
+    from pfgen_fast.evalmm.metrics import tokens as tokenize
 
     refs = [f"{s}その{i}番目" for i, s in enumerate(SENTENCES * 5)]
     preds = [f"{s}、{i}回目です" for i, s in enumerate(reversed(SENTENCES * 5))]

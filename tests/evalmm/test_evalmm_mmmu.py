@@ -1,4 +1,4 @@
-"""MMMU / JMMMU: the answer parsers (spec §2) and the two JMMMU list bugs, reproduced in
+"""MMMU / JMMMU: the answer parsers (evalmm-spec.md §2) and the two JMMMU list bugs, reproduced in
 evaluation order by default and fixed by fix_quirks. The indicator list is read from
 llm-jp-eval-mm's own jmmmu_scorer.py (one pair fused by a missing comma)."""
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.evalmm.choice_parsing import parse_choice
-from pfgen_fast.evalmm.scorers import Batch, Options, get_scorer
+from pfgen_fast.evalmm.metrics.choice_parsing import parse_choice
+from pfgen_fast.evalmm.metrics.scorers import Batch, Options, get_scorer
 
 OPTIONS = "['東京', '大阪', '名古屋', '福岡']"
 

@@ -13,9 +13,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import evalmm_reference as reference  # noqa: E402
 
-from pfgen_fast.evalmm import match  # noqa: E402
-from pfgen_fast.evalmm.choice_parsing import parse_choice  # noqa: E402
-from pfgen_fast.evalmm.judges import first_digit_score, last_boxed, parse_heron  # noqa: E402
+from pfgen_fast.evalmm.metrics import match  # noqa: E402
+from pfgen_fast.evalmm.metrics.choice_parsing import parse_choice  # noqa: E402
+from pfgen_fast.evalmm.metrics.judges import first_digit_score, last_boxed, parse_heron  # noqa: E402
 
 PIECES = [
     "one", "hundred", "Twenty", " ", "seven", "teen", "1", "１", "です", "。", "、", "はい",
@@ -68,7 +68,7 @@ OPEN_PIECES = [
     st.booleans(),
 )
 def test_open_answers_with_a_fresh_list(response: str, answer: str, japanese: bool) -> None:
-    from pfgen_fast.evalmm.choice_parsing import (
+    from pfgen_fast.evalmm.metrics.choice_parsing import (
         ENGLISH_INDICATORS,
         OpenAnswerParser,
         open_answer_correct,
@@ -93,7 +93,7 @@ math_texts = st.one_of(
 @settings(max_examples=400, deadline=None)
 @given(math_texts, math_texts)
 def test_mathvista(ref: str, pred: str) -> None:
-    from pfgen_fast.evalmm.mathvista import mathvista_match
+    from pfgen_fast.evalmm.metrics.mathvista import mathvista_match
 
     assert mathvista_match(ref, pred) == reference.mathvista(ref, pred)
     assert mathvista_match(pred, pred) == reference.mathvista(pred, pred)
@@ -151,7 +151,7 @@ def receipt_predictions(draw: st.DrawFn) -> str:
 def test_receipt_kie(gold: dict[str, object], pred: str) -> None:
     import json
 
-    from pfgen_fast.evalmm.receipt_kie import score_item
+    from pfgen_fast.evalmm.metrics.receipt_kie import score_item
 
     ref = json.dumps(gold, ensure_ascii=False)
     assert score_item(ref, pred) == reference.receipt_kie(ref, pred)
@@ -170,7 +170,7 @@ def test_receipt_kie(gold: dict[str, object], pred: str) -> None:
     st.booleans(),
 )  # fmt: skip
 def test_mmmu_aggregates(items: list[tuple[str, int]], japanese: bool) -> None:
-    from pfgen_fast.evalmm import mmmu
+    from pfgen_fast.evalmm.metrics import mmmu
 
     domains = mmmu.JMMMU_DOMAINS if japanese else mmmu.MMMU_DOMAINS
     ids = [f"validation_{subject}_{i}" for i, (subject, _) in enumerate(items)]

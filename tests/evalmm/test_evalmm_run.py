@@ -142,10 +142,13 @@ def test_run_sends_each_item_as_stored_and_writes_the_original_layout(tmp_path: 
     assert manifest.result_dir == str(folder) and manifest.created_at
     info = json.loads((folder / "run_info.json").read_text())
     assert info["generation"] == {
-        "max_tokens": 256, "temperature": 0.0, "top_p": 1.0, "image_format": "original"
+        "max_tokens": 256, "temperature": 0.0, "top_p": 1.0, "image_format": "original",
+        "strip_reasoning": False, "extra_body": {},
     }  # fmt: skip
     assert info["dataset"] == "SakanaAI/JA-VLM-Bench-In-the-Wild"
-    assert "dataset_revision" in info and info["pfgen_fast_version"]
+    # A local copy that says nothing of its revision: null, never the pinned one.
+    assert info["dataset_revision"] is None and info["local"] is True
+    assert info["data_dir"] == str(data) and info["pfgen_fast_version"]
     assert schema.load_predictions(str(folder)) == predictions
     assert set(schema.load_evaluation(str(folder))) == {"rougel"}
     rescored = run_cli("mm", "evaluate", out, "--metrics", "rougel", "exact-match")
@@ -288,10 +291,13 @@ def test_undecodable_images_are_item_errors_then_past_ten_percent_a_stop(tmp_pat
     with serve(VLM()) as url:
         survived = mm_run(url, one_bad, tmp_path / "a")
         stopped = mm_run(url, many_bad, tmp_path / "b")
-    assert survived.returncode == 0, survived.stderr
+    # Written whole, then exit 1: an item failed.
+    assert survived.returncode == 1, survived.stderr
+    assert "This is a bug" not in survived.stderr
     folder = tmp_path / "a" / TASK / "org" / "vlm-1"
     [error] = lines(folder / "error_message.jsonl")
-    assert error["question_id"] == "7" and "image 1" in error["error"]
+    assert error["question_id"] == "7"
+    assert error["error"] == "image 1: not an image Pillow can read (40 bytes)"
     assert lines(folder / "prediction.jsonl")[7]["text"] == ""
     message = one_line_error(stopped)
     assert "5 of 20 items failed" in message
@@ -364,18 +370,6 @@ def test_leaderboard_latex_csv_json_and_plot(board: Path, tmp_path: Path) -> Non
     assert plotted.returncode == 0, plotted.stderr
     with Image.open(figure) as image:
         assert image.width > 500 and image.height > 300
-
-
-def test_spearman_and_average_linkage_by_hand() -> None:
-    from pfgen_fast.evalmm.task_correlation import Merge, average_linkage, ranks, spearman
-
-    assert ranks([10.0, 30.0, 20.0, 20.0]) == [1.0, 4.0, 2.5, 2.5]
-    assert spearman([1.0, 2.0, 3.0], [10.0, 20.0, 30.0]) == pytest.approx(1.0)
-    assert spearman([1.0, 2.0, 3.0], [3.0, 1.0, 2.0]) == pytest.approx(-0.5)
-    assert spearman([1.0, None, 3.0], [2.0, 5.0, None]) is None  # one model scored on both
-    distance = [[0, 2, 6, 10], [2, 0, 5, 9], [6, 5, 0, 4], [10, 9, 4, 0]]
-    # 0+1 at 2; 2+3 at 4; then the mean of 6, 10, 5, 9 = 7.5.
-    assert average_linkage(distance) == [Merge(0, 1, 2, 2), Merge(2, 3, 4, 2), Merge(4, 5, 7.5, 4)]
 
 
 def test_mecha_ja_rotated_choices_are_scored_per_rotation(tmp_path: Path) -> None:

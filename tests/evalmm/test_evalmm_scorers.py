@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pfgen_fast.evalmm.scorers import Batch, get_scorer
+from pfgen_fast.evalmm.metrics.scorers import Batch, get_scorer
 
 
 def run(

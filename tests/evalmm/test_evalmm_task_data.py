@@ -48,15 +48,74 @@ def test_mm_tasks_json_lists_every_task() -> None:
     }
     table = run_cli("mm", "tasks")
     assert table.returncode == 0 and "unpinned" in table.stdout and "JWTxt-Receipt" in table.stdout
+    assert "Hub copy: config JA_JP; split test" in table.stdout
+    assert "the prepared jic_vqa.parquet (or its folder)" in table.stdout
+
+
+def test_mm_tasks_says_what_data_holds_and_how_to_make_it() -> None:
+    listed = {
+        entry["name"]: entry["data"]
+        for entry in json.loads(run_cli("mm", "tasks", "--json").stdout)
+    }
+    assert set(listed) == set(tasks.task_names())
+    jic = listed.pop("jic-vqa")
+    assert (jic["kind"], jic["configs"]) == ("prepared-parquet", [])
+    assert "scripts/prepare_jic_vqa.py" in jic["make"] and "dataset/jic_vqa.parquet" in jic["make"]
+    assert {data["kind"] for data in listed.values()} == {"hub-copy"}
+    assert listed["mmmu"]["configs"] == listed["jmmmu"]["configs"] == "all"
+    assert listed["jawildtext-receipt-kie"]["configs"] == ["receipt_kie"]
+    assert listed["blink"]["split"] == "val" and len(listed["blink"]["configs"]) == 14
+    revision = tasks.task_info("ja-vg-vqa-500").revision
+    assert listed["ja-vg-vqa-500"] == {
+        "kind": "hub-copy",
+        "configs": ["default"],
+        "split": "test",
+        "make": "huggingface-cli download --repo-type dataset SakanaAI/JA-VG-VQA-500 "
+        f"--revision {revision} --local-dir DIR",
+    }
+
+
+@pytest.mark.parametrize("name", sorted(mm_datasets.WRITERS))
+def test_the_synthetic_copies_hold_what_mm_tasks_says(name: str, tmp_path: Path) -> None:
+    """Each listed config with its split and files (the check `mm run` makes first)."""
+    tasks.check_source(name, mm_datasets.WRITERS[name](tmp_path / "dataset"))
+
+
+def test_mm_run_without_jic_vqa_data_says_what_it_needs_before_any_request(
+    tmp_path: Path,
+) -> None:
+    from vlm_server import VLM, serve
+
+    first = mm_datasets.ja_vlm_bench_in_the_wild(tmp_path / "first")
+    vlm = VLM()
+    with serve(vlm) as url:
+        result = run_cli(
+            "mm", "run", "--task", "ja-vlm-bench-in-the-wild", "--task", "jic-vqa", "--model",
+            "m", "--base-url", url, "--data", f"ja-vlm-bench-in-the-wild={first}",
+            "--inference-only", "--out", tmp_path / "out", cwd=tmp_path,
+        )  # fmt: skip
+        missing_config = run_cli(
+            "mm", "run", "--task", "mmmlu", "--model", "m", "--base-url", url, "--data", first,
+            "--inference-only", "--out", tmp_path / "out", cwd=tmp_path,
+        )  # fmt: skip
+    assert result.returncode == 1 and vlm.seen == []
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: jic-vqa: dataset/jic_vqa.parquet not found (no --data jic-vqa=PATH given); "
+        "--data jic-vqa=PATH takes JIC-VQA's prepared parquet file (or its folder): to make "
+        "it, run llm-jp-eval-mm's scripts/prepare_jic_vqa.py in a folder"
+    )
+    assert not (tmp_path / "out").exists()
+    assert missing_config.returncode == 1 and "no config 'JA_JP'" in missing_config.stderr
 
 
 def test_max_items_and_images_kept_encoded(tmp_path: Path) -> None:
     folder = mm_datasets.ja_vlm_bench_in_the_wild(tmp_path / "dataset")
     items = list(tasks.iter_items("ja-vlm-bench-in-the-wild", folder, max_items=2))
     assert [item.question_id for item in items] == ["0", "1"]
-    data, image_format = items[0].images[0].encoded()
-    assert image_format == "JPEG" and data.startswith(b"\xff\xd8")
-    assert items[1].images[0].encoded()[1] == "PNG"
+    data, image_format, turned = items[0].images[0].stored()
+    assert image_format == "JPEG" and data.startswith(b"\xff\xd8") and turned
+    assert items[1].images[0].stored()[1:] == ("PNG", False)
     # EXIF orientation 6: stored 24x16, given to the model turned to 16x24
     assert items[0].images[0].open().size == (16, 24)
 
@@ -66,7 +125,7 @@ def test_base64_images_give_their_decoded_bytes(tmp_path: Path) -> None:
     items = list(tasks.iter_items("cc-ocr", folder))
     assert [item.question_id for item in items] == ["0", "1"]
     assert [item.input_text for item in items] == ["ocr: 画像の文字を読んで", "ocr: 文字を全部"]
-    assert items[1].images[0].encoded()[1] == "JPEG"
+    assert items[1].images[0].stored()[1] == "JPEG"
 
 
 def test_folder_without_yaml_configs(tmp_path: Path) -> None:
@@ -108,7 +167,7 @@ def test_undecodable_image_fails_only_that_item(tmp_path: Path) -> None:
     mm_datasets.write_repo(folder, {"default": {"test": columns}}, images=("image",))
     good, broken = tasks.iter_items("ja-vlm-bench-in-the-wild", folder)
     assert good.images[0].open().size == (24, 16)
-    assert broken.images[0].encoded() == (b"not an image", None)
+    assert broken.images[0].stored() == (b"not an image", None, False)
     with pytest.raises(DataError, match="undecodable image"):
         broken.images[0].open()
 
@@ -134,12 +193,12 @@ def test_missing_split_config_or_column_named(tmp_path: Path) -> None:
 
 def test_jic_vqa_needs_its_prepared_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(DataError, match=r"dataset/jic_vqa.parquet not found: prepare it with "):
+    with pytest.raises(DataError, match=r"^jic-vqa: dataset/jic_vqa.parquet not found \(no "):
         list(tasks.iter_items("jic-vqa"))
     mm_datasets.jic_vqa(tmp_path / "dataset")
-    assert [item.question_id for item in tasks.iter_items("jic-vqa")] == ["1001", "1002"]
+    assert [item.question_id for item in tasks.iter_items("jic-vqa")] == ["1001", "1068", "1002"]
     file = tmp_path / "dataset" / "jic_vqa.parquet"
-    assert len(list(tasks.iter_items("jic-vqa", file))) == 2
+    assert len(list(tasks.iter_items("jic-vqa", file))) == 3
 
 
 @pytest.mark.parametrize(
@@ -191,8 +250,8 @@ def test_hub_path_reads_as_the_local_path(
     items as reading the folder's parquet files directly."""
     import datasets
 
-    from pfgen_fast.evalmm.task_data import HubSource
-    from pfgen_fast.evalmm.task_items import Options
+    from pfgen_fast.evalmm.tasks.items import Options
+    from pfgen_fast.evalmm.tasks.rows import HubSource
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     folder = mm_datasets.WRITERS[name](tmp_path / "dataset")

@@ -5,7 +5,9 @@ from those modules' source are the ones they use."""
 
 from __future__ import annotations
 
+import base64
 import importlib
+import io
 import sys
 import types
 from pathlib import Path
@@ -14,7 +16,8 @@ from typing import Any
 import pytest
 
 from pfgen_fast.evalmm import tasks
-from pfgen_fast.evalmm.scorers import get_scorer
+from pfgen_fast.evalmm.images import ORIENTATION, request_part
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
 from published import EVALMM_SOURCE, evalmm_dir, require
 
 pytest.importorskip("datasets")
@@ -95,6 +98,23 @@ def assert_same_items(name: str, ours: list[tasks.TaskItem], theirs: list[dict[s
             assert decoded.size == expected.size
             assert decoded.mode == expected.mode
             assert decoded.tobytes() == expected.tobytes(), (mine.question_id, expected.format)
+            assert_sent_as_given(image, expected, mine.question_id)
+
+
+def assert_sent_as_given(image: tasks.TaskImage, expected: Any, question_id: str) -> None:
+    """What `mm run` sends by default decodes to the Task's pixels (in the Task's mode), and
+    carries no EXIF orientation a server could apply or not. Images the Task re-saves
+    (JA-VG-VQA-500, MECHA-ja) are sent as published, so only their size is compared."""
+    from PIL import Image
+
+    url = request_part(image, "original")["image_url"]["url"]
+    received = Image.open(io.BytesIO(base64.b64decode(url.partition(";base64,")[2])))
+    received.load()
+    assert received.getexif().get(ORIENTATION) in (None, 1), question_id
+    assert received.size == expected.size, question_id
+    if image.resaves == 0:
+        pixels = received if received.mode == expected.mode else received.convert(expected.mode)
+        assert pixels.tobytes() == expected.tobytes(), question_id
 
 
 @pytest.mark.parametrize("name", sorted(mm_datasets.WRITERS))

@@ -37,11 +37,13 @@ class Seen:
 class VLM:
     """What the stand-in does: `fail` answers HTTP 500, `refuse_images` HTTP 400 to a request
     with an image; `answer(text)` decides the reply (default: a digest of the text and the
-    image sizes)."""
+    image sizes), `choice(text)` the whole choice when given."""
 
     fail: bool = False
     refuse_images: bool = False
     answer: Callable[[str], str] | None = None
+    # The whole reply's choice for a text (reasoning fields, finish_reason); over `answer`.
+    choice: Callable[[str], dict[str, Any]] | None = None
     seen: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -108,6 +110,8 @@ def make_handler(vlm: VLM) -> type[BaseHTTPRequestHandler]:
                 return
             answer = vlm.answer(text) if vlm.answer else default_answer(text, images)
             choice = {"index": 0, "message": {"role": "assistant", "content": answer}}
+            if vlm.choice is not None:
+                choice = {"index": 0, **vlm.choice(text)}
             usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
             self.reply(200, {"object": "chat.completion", "choices": [choice], "usage": usage})
 

@@ -1,4 +1,4 @@
-"""The pairwise method written straight from /work/shared/docs/pairwise-spec.md (sections 2, 3
+"""The pairwise method written straight from `pairwise-spec.md` (sections 2, 3
 and 5), independently of pfgen_fast.judge, for comparing verdicts and measures.
 
 A reply is a list of (token, [(alternative, logprob), ...]) pairs."""

@@ -32,22 +32,26 @@ def derived_order(first: str, second: str) -> OrderScript:
     return max(probabilities, key=lambda x: probabilities[x]), probabilities
 
 
-def top_list(probabilities: dict[str, float]) -> list[tuple[str, float]]:
+def top_list(probabilities: dict[str, float], size: int = 20) -> list[tuple[str, float]]:
+    """The letters given, then other tokens, `size` alternatives in all (as asked for)."""
     tops = [(letter, math.log(p)) for letter, p in probabilities.items() if p > 0]
     tops += [("同", -6.0), ("回答", -7.5)]
-    return sorted(tops, key=lambda pair: -pair[1])
+    tops += [(f"語{n}", -8.0 - n / 10) for n in range(size - len(tops))]
+    return sorted(tops, key=lambda pair: -pair[1])[:size]
 
 
 @dataclass
 class ScriptedJudge:
     """`script[(first shown, second shown)]` decides that order's reply; `logprobs=False`
-    plays a server that ignores the logprobs request; a prompt holding `fail_on` gets HTTP 500.
-    `judged` counts verdict requests."""
+    plays a server that ignores the logprobs request; a prompt holding `fail_on` gets HTTP 500;
+    `alternatives`: the top log-probabilities at the verdict token. `judged` counts verdict
+    requests."""
 
     script: dict[tuple[str, str], OrderScript] = field(default_factory=dict)
     logprobs: bool = True
     delay: float = 0.0
     fail_on: str | None = None
+    alternatives: int = 20
     judged: int = 0
     criteria: int = 0
 
@@ -65,7 +69,7 @@ class ScriptedJudge:
         self.judged += 1
         letter, probabilities = self.order(answers["A"], answers["B"])
         chosen = math.log(probabilities[letter]) if probabilities.get(letter) else -8.0
-        verdict = (letter, chosen, top_list(probabilities))
+        verdict = (letter, chosen, top_list(probabilities, self.alternatives))
         if "評価理由を提供した後" in content:
             tokens = [
                 ("理由", -0.2, [("理由", -0.2)]),

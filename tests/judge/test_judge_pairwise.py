@@ -121,7 +121,7 @@ def test_verdicts_match_reference(
     assert len(bodies) == 2 * len(labels)
     for body in bodies:
         assert (body["logprobs"], body["top_logprobs"], body["temperature"]) == (True, 20, 0)
-        assert body.get("max_tokens") == (None if reasoning else 1)
+        assert body["max_tokens"] == (2048 if reasoning else 1)
     assert summary["usage"]["calls"] == len(behaviour.received)
     # the measures per task, as the paper's columns
     writing = summary["by_task"]["文章作成"]

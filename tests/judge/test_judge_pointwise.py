@@ -106,3 +106,84 @@ def test_scatter_points_are_labelled_with_their_runs() -> None:
     ]
     assert point_labels(runs) == ["org/model-a/run1", "other/model-c/run2"]
     assert point_labels(runs[:1]) == ["run1"]
+
+
+def small_run(folder: Path, answers: list[str]) -> Path:
+    """A run directory answering the first questions of the data once each."""
+    questions = sorted((bench_dir() / "data").glob("Q*.json"))[: len(answers)]
+    folder.mkdir()
+    lines = [
+        json.dumps({"question": json.loads(q.read_text())["question"], "answer": a}) + "\n"
+        for q, a in zip(questions, answers, strict=True)
+    ]
+    (folder / "trials.jsonl").write_text("".join(lines))
+    (folder / "result.json").write_text('{"score": 0.5}')
+    return folder
+
+
+def pointwise(run: Path, url: str, *args: str) -> list[str]:
+    data = str(bench_dir() / "data")
+    return [
+        "judge", "pointwise", str(run), "--data", data, "--base-url", url,
+        "--judge-model", "judge-1", "--max-retries", "0", "--json", *args,
+    ]  # fmt: skip
+
+
+def test_pointwise_replies_that_reason_are_cut_or_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    replies = {
+        "考える回答": Reply(text="<think>[[2]]かな</think>Rating: [[7]]"),
+        "離れて考える回答": Reply(text="Rating: [[8]]", reasoning="[[1]]ではない"),
+        "長い回答": Reply(text="理由は" * 100 + "[[5]]", finish_reason="length"),
+        "途中の回答": Reply(text="<think>まず", finish_reason="length"),
+        "空の回答": Reply(text=""),
+        "評価なしの回答": Reply(text="評価できません"),
+    }
+
+    def respond(path: str, request: dict[str, Any]) -> Reply:
+        answer = ANSWER.search(request["messages"][-1]["content"])
+        assert answer is not None
+        return replies[answer.group(1)]
+
+    run = small_run(tmp_path / "run", list(replies))
+    behaviour = Behaviour(responder=respond)
+    with serve(behaviour) as url:
+        code = main(pointwise(run, url, "--max-tokens", "100"))
+    captured = capsys.readouterr()
+    assert code == 1
+    result = json.loads(captured.out)
+    outcomes = [(r["rating"], r.get("error")) for r in result["ratings"]]
+    assert outcomes == [
+        (7.0, None),
+        (8.0, None),
+        (None, "cut at max_tokens before its rating (raise --max-tokens)"),
+        (None, "cut at max_tokens before an answer (raise --max-tokens)"),
+        (None, "empty reply"),
+        (None, "no rating [[1-10]] in the reply"),
+    ]
+    assert result["summary"]["runs"][0]["rated"] == 2
+    assert result["summary"]["settings"]["max_tokens"] == 100
+    assert {body["max_tokens"] for _, body in behaviour.received} == {100}
+    errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith("error: 4 answers got no rating (")
+
+
+def test_pointwise_checks_its_outputs_before_the_first_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = small_run(tmp_path / "run", ["回答"])
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    behaviour = Behaviour(responder=rater)
+    cases = [
+        (["--plot", str(tmp_path / "scatter.xyz")], "error: --plot "),
+        (["--plot", str(blocker / "scatter.png")], f"error: {blocker}: cannot write: "),
+        (["--out", str(blocker)], f"error: {blocker}: cannot write: "),
+    ]
+    with serve(behaviour) as url:
+        for args, start in cases:
+            assert main(pointwise(run, url, *args)) == 1
+            err = capsys.readouterr().err
+            assert err.startswith(start) and len(err.splitlines()) == 1, err
+    assert behaviour.received == []

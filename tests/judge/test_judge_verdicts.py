@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from judge_reference import Reply, spec_order, spec_pair
 
-from pfgen_fast.judge.verdicts import combine, read_order
+from pfgen_fast.judge.verdicts import combine, read_order, verdict_position
 
 
 @dataclass(frozen=True)
@@ -129,3 +129,27 @@ def test_agreeing_greedy_orders_keep_their_verdict(first: dict, second: dict) ->
     )
     if verdict.consistent and not verdict.tie_broken:
         assert verdict.proposed == verdict.bs1 == verdict.bs2
+
+
+def texts(*parts: str) -> list[Token]:
+    return [Token(part, ((part, -0.1),)) for part in parts]
+
+
+@pytest.mark.parametrize(
+    ("parts", "reasoning", "position"),
+    [
+        (("B",), False, 0),  # no reasoning: the first token, as always
+        (("理由", "A", "。", "B"), True, 3),
+        (("<think>", "A", "</think>", "\n\n", "B"), False, 4),
+        (("<", "think>", "Aか", "</", "thi", "nk>", "\n", "理由", "C"), True, 8),  # split tags
+        (("<think>", "A", "</think>", "理由のみ"), True, None),  # the letter is in the reasoning
+        (("<think>", "A", "だろう"), False, None),  # reasoning left open (cut)
+        (("<think>", "x", "</think>", "<think>", "B"), True, None),  # a second block left open
+        (("考える", "</think>", " ", "A"), False, 3),  # the template opened the block
+        (("<think>", "A", "</think>\n\nB"), False, None),  # no token begins after the tag
+    ],
+)
+def test_the_verdict_follows_the_reasoning(
+    parts: tuple[str, ...], reasoning: bool, position: int | None
+) -> None:
+    assert verdict_position(texts(*parts), reasoning) == position

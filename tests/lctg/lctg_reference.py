@@ -1,4 +1,4 @@
-"""LCTG Bench's scoring written from the spec (`../shared/docs/lctg-spec.md` §4-§6), kept apart
+"""LCTG Bench's scoring written from the spec (`lctg-spec.md` §4-§6), kept apart
 from pfgen_fast's code: the checks of one generation, the judge's reply parsing, and the
 score files the benchmark's scripts write and read back (its `.txt` files with 3 decimals)."""
 

@@ -213,7 +213,7 @@ def test_every_prompt_sent_is_the_benchmarks_template_filled_in(run: Run) -> Non
     assert set(stand_in.remover) <= sent
     assert set(stand_in.judge) <= sent
     assert sent <= set(stand_in.remover) | set(stand_in.judge) | set(stand_in.retry)
-    assert all(p == {"temperature": 0, "seed": 0} for p in stand_in.params_seen)
+    assert all(p == {"temperature": 0, "seed": 0, "max_tokens": 4096} for p in stand_in.params_seen)
 
 
 def test_a_second_run_makes_no_call(run: Run) -> None:
@@ -236,11 +236,11 @@ def test_original_sampling_sends_neither_temperature_nor_seed(run: Run, tmp_path
     result = run_cli(*eval_args(run.base_url, one, "--original-sampling", "--json"))
     assert result.returncode == 0, result.stderr
     assert run.setup.stand_in.params_seen[seen:]
-    assert all(p == {} for p in run.setup.stand_in.params_seen[seen:])
+    assert all(p == {"max_tokens": 4096} for p in run.setup.stand_in.params_seen[seen:])
     assert "none sent" in result.stderr
 
 
-def test_a_failed_call_stops_the_run_and_a_rerun_resumes(tmp_path: Path) -> None:
+def test_a_failed_call_is_its_items_and_a_rerun_resumes(tmp_path: Path) -> None:
     setup = build_setup()
     rows = setup.rows[2:3]
     failing = setup.stand_in.module.get_header_footer_remover_prompt(
@@ -259,9 +259,20 @@ def test_a_failed_call_stops_the_run_and_a_rerun_resumes(tmp_path: Path) -> None
     with serve(behaviour) as base_url:
         first = run_cli(*eval_args(base_url, generations))
         assert first.returncode == 1
-        assert first.stderr.startswith("error: 1 of 12 remover calls failed (first: ")
-        assert "run the command again to resume" in first.stderr
-        assert not (tmp_path / "lctg-ad_text-scores.json").exists()
+        errors = [line for line in first.stderr.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1
+        assert errors[0].startswith("error: 1 of 12 generations failed (1 × remover: ")
+        assert "overloaded" in errors[0]
+        document = json.loads((tmp_path / "lctg-ad_text-scores.json").read_text("utf-8"))
+        assert (document["generations"], document["failed"]) == (12, 1)
+        assert document["details"]["keyword"]["ctg_checked"] == [1, 0, 1]
+        assert document["scores"]["Keyword-ctg"] is None  # iteration 1 has nothing checked
+        assert document["scores"]["Format-ctg"] is not None
+        analysis = (tmp_path / "lctg-ad_text-analysis.jsonl").read_text("utf-8").splitlines()
+        failed = [json.loads(line) for line in analysis if '"failure"' in line]
+        assert [(f["constraint"], f["iteration"], f["quality"]) for f in failed] == [
+            ("keyword", 1, None)
+        ]
         sent = len(behaviour.received)
         state["fail"] = False
         second = run_cli(*eval_args(base_url, generations))
@@ -292,3 +303,102 @@ def test_judge_sees_the_files_base_text_and_unparseable_iterations_are_na(tmp_pa
         "rows only"
     )
     assert len(notes) == 1 + 4 * 3
+
+
+def thinking(respond: Callable[[str, dict[str, Any]], Reply]) -> Callable[..., Reply]:
+    """The stand-in, reasoning first: every reply's text behind a `<think>` block (whose
+    words are never taken for the cleaned text or the label), also given apart. (Text after
+    reasoning is read without its surrounding blanks: replies that have some stay as they
+    are.)"""
+
+    def answer(path: str, request: dict[str, Any]) -> Reply:
+        reply = respond(path, request)
+        if reply.status == 200 and reply.text and reply.text == reply.text.strip():
+            reply = Reply(text=f"<think>適切か考える。</think>\n{reply.text}", reasoning="適切")
+        return reply
+
+    return answer
+
+
+def test_reasoning_replies_and_generations_give_the_same_table(tmp_path: Path) -> None:
+    setup = build_setup()
+    rows = [
+        {
+            **row,
+            **{
+                f"{c}_result": [f"<think>考える</think>{t}" for t in row[f"{c}_result"]]
+                for c in CONSTRAINTS
+            },
+        }
+        for row in setup.rows
+    ]
+    generations = write_lines(tmp_path / "generated_result_v1.jsonl", rows)
+    with serve(Behaviour(responder=thinking(setup.stand_in.responder()))) as base_url:
+        result = run_cli(*eval_args(base_url, generations, "--strip-reasoning", "--json"))
+    assert result.returncode == 0, result.stderr
+    assert setup.stand_in.unexpected == []
+    scores = json.loads(result.stdout)["scores"]
+    assert {k: f"{v:.3f}" for k, v in scores.items()} == expected_table(setup)
+    document = json.loads((tmp_path / "lctg-ad_text-scores.json").read_text("utf-8"))
+    assert document["judge"]["strip_reasoning"] is True
+    assert document["judge"]["max_tokens"] == 4096
+
+
+def test_cut_and_refused_replies_are_their_items_failures(tmp_path: Path) -> None:
+    setup = build_setup()
+    rows = setup.rows[:1]
+    module, base_text = setup.stand_in.module, rows[0]["base_text"]
+    endless = module.get_header_footer_remover_prompt(TASK, rows[0]["format_result"][0])
+    cleaned = setup.stand_in.cleaned(rows[0]["keyword_result"][0])
+    refused = module.get_quality_check_prompt(TASK, cleaned, base_text)
+    answer = setup.stand_in.responder()
+
+    def respond(path: str, request: dict[str, Any]) -> Reply:
+        prompt = request["messages"][1]["content"]
+        if prompt == endless:  # a server that ignores max_tokens, cut at its context
+            return Reply(text="広告文" * 2000, finish_reason="length")
+        if prompt == refused:
+            return Reply(status=400, error="maximum context length is 2048 tokens")
+        return answer(path, request)
+
+    generations = write_lines(tmp_path / "g.jsonl", rows)
+    with serve(Behaviour(responder=respond)) as base_url:
+        result = run_cli(*eval_args(base_url, generations, "--max-tokens", "64"))
+    assert result.returncode == 1
+    analysis = (tmp_path / "lctg-ad_text-analysis.jsonl").read_text("utf-8").splitlines()
+    failed = {
+        (item["constraint"], item["iteration"]): item["failure"]
+        for item in map(json.loads, analysis)
+        if "failure" in item
+    }
+    assert failed == {
+        (
+            "format",
+            0,
+        ): "remover: cut at max_tokens before the end of its reply (raise --max-tokens)",
+        ("keyword", 0): "judge: HTTP 400: maximum context length is 2048 tokens",
+    }
+    document = json.loads((tmp_path / "lctg-ad_text-scores.json").read_text("utf-8"))
+    assert (document["generations"], document["failed"]) == (12, 2)
+    assert document["details"]["format"]["ctg_checked"] == [0, 1, 1]
+    assert document["details"]["keyword"]["ctg_checked"] == [1, 1, 1]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        "error: 2 of 12 generations failed (1 × remover: cut at max_tokens before the end of "
+        "its reply (raise --max-tokens); 1 × judge: HTTP 400: maximum context length is 2048 "
+        'tokens); they are left out of the rates (the "failure" field of '
+        "lctg-ad_text-analysis.jsonl)"
+    ]
+
+
+def test_eval_checks_its_output_folder_first(tmp_path: Path) -> None:
+    setup = build_setup()
+    generations = write_lines(tmp_path / "g.jsonl", setup.rows[:1])
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    behaviour = Behaviour(responder=setup.stand_in.responder())
+    with serve(behaviour) as base_url:
+        result = run_cli(*eval_args(base_url, generations, "--out", str(blocker)))
+    assert result.returncode == 1
+    assert result.stderr == f"error: {blocker}: cannot write: not a directory\n"
+    assert behaviour.received == []

@@ -58,3 +58,46 @@ def test_generate_writes_the_generators_format(tmp_path: Path) -> None:
     assert len(load_generations(path, prompts, "pros_and_cons")) == 150
     sent = {body["messages"][1]["content"] for _, body in behaviour.received}
     assert sent == {p.prompts[c] for p in prompts.values() for c in CONSTRAINTS}
+
+
+def test_reasoning_stripped_and_a_reply_cut_inside_it(tmp_path: Path) -> None:
+    prompts = load_prompts(lctg_dir(), "pros_and_cons")
+    first = next(iter(prompts.values()))
+
+    def think(path: str, request: dict[str, Any]) -> Reply:
+        prompt = request["messages"][-1]["content"]
+        if prompt == first.prompts["format"] and request["seed"] == 1:
+            return Reply(text="<think>まず考える", finish_reason="length")
+        return Reply(text=f"<think>考える</think>\n生成{request['seed']}")
+
+    out = tmp_path / "out"
+    with serve(Behaviour(responder=think)) as base_url:
+        result = run_cli(
+            "lctg", "generate", "--task", "pros_and_cons", "--data", str(lctg_dir()),
+            "--base-url", base_url, "--model", "demo-7b", "--out", str(out),
+            "--concurrency", "16", "--strip-reasoning", "--extra-body", '{"top_k": 5}',
+        )  # fmt: skip
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors[0] == (
+        f"error: prompt {first.prompt_id}, format, generation 2: cut at max_tokens before an "
+        "answer (raise --max-tokens)"
+    )
+    assert errors[1].startswith("error: 1 generations failed; their prompts are left out")
+    lines = (out / "generated_result_v1.jsonl").read_text("utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert len(rows) == 149 and first.prompt_id not in {row["prompt_id"] for row in rows}
+    assert rows[0]["keyword_result"] == ["生成0", "生成1", "生成2"]
+    settings = json.loads((out / "generation-settings.json").read_text())
+    assert (settings["strip_reasoning"], settings["extra_body"]) == (True, {"top_k": 5})
+    assert (settings["max_tokens"], settings["generations"]) == (4096, 3)
+
+
+def test_fewer_generations_than_the_benchmark_scores_are_refused(tmp_path: Path) -> None:
+    result = run_cli(
+        "lctg", "generate", "--task", "summary", "--base-url", "http://127.0.0.1:9/v1",
+        "--model", "m", "--out", str(tmp_path / "out"), "--generations", "1",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--generations: '1': expected a whole number of at least 3" in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -1,4 +1,4 @@
-"""A pure-Python scorer written straight from `../shared/docs/scoring-spec.md` §2-§6.
+"""A pure-Python scorer written straight from scoring-spec.md §2-§6.
 
 It is slow and obviously correct: the tests use it to judge the Rust core (it is not shipped).
 Every function follows the spec's wording, including its float operation order, except in one
@@ -177,7 +177,7 @@ class ReferenceScorer:
         help_value, help_results = helpfulness(answer, self.question.keywords)
         rounded_help = round(help_value, 5)
         total_fluency = official_sum(fluencies.values(), legacy_sum)
-        # The rounded H, as the official scorer adds it (the spec's §6 says unrounded; the
+        # The rounded H, as the official scorer adds it (scoring-spec.md §6 says unrounded; the
         # official records of over-length answers whose average is a tie say otherwise).
         average = (total_fluency + official_sum(truths.values(), legacy_sum) + rounded_help) / 3
         return {
@@ -201,8 +201,9 @@ class ReferenceScorer:
 
 
 def record_differences(actual: dict[str, Any], expected: dict[str, Any]) -> list[str]:
-    """How `actual` departs from `expected` beyond the spec's §9 tolerance (1e-6 for the 6-digit
-    per-source values, 1e-5 for the others); key order and helpfulness_results must be equal."""
+    """How `actual` departs from `expected` beyond the tolerance of scoring-spec.md §9 (1e-6 for
+    the 6-digit per-source values, 1e-5 for the others); key order and helpfulness_results must
+    be equal."""
     problems = []
     if list(actual) != list(expected):
         problems.append(f"keys {list(actual)} != {list(expected)}")

@@ -175,10 +175,10 @@ def test_check_lines() -> None:
     assert checked.usable == b"\n".join(lines[i] for i in [0, 5, 7]) + b"\n"
     assert [index for index, _ in checked.problems] == [2, 3, 4, 6]
     messages = [message for _, message in checked.problems]
-    assert messages[0] == "field 'answer' must be a string"
-    assert messages[1].startswith("invalid JSON: lone surrogate")
-    assert messages[2] == "field 'answer' appears 2 times"
-    assert messages[3] == "invalid UTF-8 at byte 29"
+    assert messages[0] == 'field "answer": expected a string, got an integer'
+    assert messages[1].startswith("not valid JSON: lone surrogate")
+    assert messages[2] == 'field "answer": appears 2 times'
+    assert messages[3] == "not valid UTF-8 at byte 29"
 
 
 def test_builds_a_question_file_in_the_published_format(tmp_path: Path, data_dir: Path) -> None:
@@ -303,13 +303,10 @@ def test_bad_parquet_and_xz_candidates(tmp_path: Path, data_dir: Path) -> None:
     rows.write_parquet(tmp_path / "nulls.parquet")
     result, out = build(tmp_path, data_dir, [tmp_path / "nulls.parquet"], "--no-rare-filter")
     assert result.returncode == 1
-    assert f"{tmp_path / 'nulls.parquet'}: row 2: field 'answer' must be a string" in result.stderr
-    assert f"{tmp_path / 'nulls.parquet'}: row 3: field 'question' must be a string" in (
-        result.stderr
-    )
-    assert f"{tmp_path / 'nulls.parquet'}: row 4: field 'question': not a question" in (
-        result.stderr
-    )
+    nulls = tmp_path / "nulls.parquet"
+    assert f'{nulls}: row 2: field "answer": expected a string, got null' in result.stderr
+    assert f'{nulls}: row 3: field "question": expected a string, got null' in result.stderr
+    assert f'{nulls}: row 4: field "question": not a question' in result.stderr
     assert json.loads((out / f"{QUESTION_ID}.json").read_text("utf-8"))["answers"] == {
         "P": [answers[0]]
     }
@@ -341,12 +338,12 @@ def test_bad_lines_are_reported_and_skipped(tmp_path: Path, data_dir: Path) -> N
     result, out = build(tmp_path, data_dir, [candidates], "--size", "100", "--no-rare-filter")
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert f"{candidates}:4: missing field 'answer'" in result.stderr
-    assert f"{candidates}:6: field 'question': not a question of --meta" in result.stderr
-    assert f"{candidates}:8: invalid JSON" in result.stderr
-    assert f"{candidates}:10: field 'answer' must be a string" in result.stderr
-    assert f"{candidates}:12: invalid JSON: lone surrogate" in result.stderr
-    assert f"{candidates}:14: field 'source' must be a non-empty string" in result.stderr
+    assert f'{candidates}:4: field "answer": missing' in result.stderr
+    assert f'{candidates}:6: field "question": not a question of --meta' in result.stderr
+    assert f"{candidates}:8: not valid JSON" in result.stderr
+    assert f'{candidates}:10: field "answer": expected a string, got an integer' in result.stderr
+    assert f"{candidates}:12: not valid JSON: lone surrogate" in result.stderr
+    assert f'{candidates}:14: field "source": expected a non-empty string, got ""' in result.stderr
     assert len(json.loads((out / f"{QUESTION_ID}.json").read_text("utf-8"))["answers"]["X"]) == 100
     report = json.loads((out / "build-refs-report.json").read_text("utf-8"))
     assert report["skipped_lines"] == 6
@@ -370,7 +367,7 @@ def test_blocks_split_lines_anywhere(
     monkeypatch.setattr(candidate_reading, "BLOCK_BYTES", 7)
     outcome = build_reference_sets(questions, [candidates], "X", settings)
     assert outcome.answers == expected.answers
-    assert outcome.problems.messages == [f"{candidates}:51: missing field 'answer'"]
+    assert outcome.problems.messages == [f'{candidates}:51: field "answer": missing']
     assert outcome.steps[0]["in"] == 198
 
 
@@ -378,7 +375,7 @@ def test_blocks_split_lines_anywhere(
     ("rules_file", "content", "message"),
     [
         ("style.json", {"rules": [{"pattern": "(", "replace": ""}]}, "rules[0].pattern"),
-        ("style.json", {"rules": [{"pattern": "a"}]}, "rules[0]: needs 'replace'"),
+        ("style.json", {"rules": [{"pattern": "a"}]}, 'field "rules[0]": expected "replace"'),
         ("ng.json", {"rules": {"Q99": ["x"]}}, "no question 'Q99'"),
         ("ng.json", {"rules": {QUESTION_ID: ["[a-"]}}, f"rules.{QUESTION_ID}[0]"),
     ],

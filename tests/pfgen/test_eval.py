@@ -144,10 +144,10 @@ def test_bad_runs_fail_alone_and_keep_old_results(bench: Path, tmp_path):
     expected = {
         "truncated": "not a valid .xz file",
         "empty": "no answers",
-        "json": "trials.jsonl.xz:2: invalid JSON",
-        "utf8": "trials.jsonl.xz:2: invalid UTF-8",
-        "unknown": "trials.jsonl.xz:1: field 'question': not a question of the data",
-        "field": "trials.jsonl.xz:1: missing field 'answer'",
+        "json": "trials.jsonl.xz:2: not valid JSON",
+        "utf8": "trials.jsonl.xz:2: not valid UTF-8",
+        "unknown": 'trials.jsonl.xz:1: field "question": not a question of the data',
+        "field": 'trials.jsonl.xz:1: field "answer": missing',
         "unreadable": "cannot read: Is a directory",
     }
     for name, message in expected.items():

@@ -118,4 +118,4 @@ def test_a_lone_carriage_return_splits_the_line_as_before(tmp_path):
     path.write_bytes(lzma.compress(f'{line}\n{{"question": "{text}",\r"answer": "a"}}\n'.encode()))
     result = run_cli("eval", "--data", data, path, cwd=tmp_path, env=cli_env(tmp_path / ".cache"))
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert f"{path}:2: invalid JSON" in result.stderr
+    assert f"{path}:2: not valid JSON" in result.stderr

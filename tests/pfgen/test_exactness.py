@@ -333,7 +333,7 @@ RANDOM_REFERENCES = st.lists(
     st.lists(strings(RANDOM_REFERENCE_ALPHABET, max_size=170), max_size=3),
 )
 def test_random_reference_answers(sources: list[list[str]], answers: list[str]) -> None:
-    # Tables and baselines (spec §2) of reference answers drawn at random, many past the
+    # Tables and baselines (scoring-spec.md §2) of reference answers drawn at random, many past the
     # 100 characters where the length discount starts, then answers scored against them.
     question = Question(
         question_id="Q98",

@@ -77,7 +77,7 @@ def run_dir_of(out: Path) -> Path:
 
 
 def protocol_config(mode: str, **params: Any) -> str:
-    """docs/generation.md: the run's parameters, sorted, as JSON."""
+    """generation.md: the run's parameters, sorted, as JSON."""
     stop = ["Q:", "\n\n"] if mode == "completion" else ["Q:"]
     config = {
         "engine": "openai-api",
@@ -86,19 +86,20 @@ def protocol_config(mode: str, **params: Any) -> str:
         "num_examples": 20,
         "stop": stop,
         "max_tokens": 300,
+        "enable_thinking": True,
         **params,
     }
     return json.dumps(dict(sorted(config.items())), ensure_ascii=False)
 
 
 def expected_request(task: dict[str, Any], mode: str) -> tuple[str, dict[str, Any]]:
-    """What the published API runner sends for a task: endpoint and body."""
+    """What the published API runner sends for a task with its default settings: endpoint
+    and body."""
     body = {
         "model": "test/model",
         "max_tokens": 300,
-        "temperature": 1.0,
+        "temperature": 0.7,
         "stop": ["Q:", "\n\n"] if mode == "completion" else ["Q:"],
-        "seed": task["seed"],
         "top_p": 0.98,
     }
     if mode == "completion":
@@ -128,7 +129,7 @@ def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp
         result = run_generate(url, tmp_path, data_dir, mode=mode)
     assert result.returncode == 0, result.stderr
     run = run_dir_of(tmp_path)
-    config = protocol_config(mode, temperature=1.0, top_p=0.98)
+    config = protocol_config(mode, temperature=0.7, top_p=0.98)
     assert (run / "config.json").read_text(encoding="utf-8") == config + "\n"
     assert run.name == hashlib.sha1(config.encode()).hexdigest()[:7]
 
@@ -165,9 +166,10 @@ def test_packed_trials_evaluate_with_eval(data_dir: Path, tmp_path):
 
 
 def published_api_configs() -> list[Path]:
-    """Published runs of the OpenAI-compatible runner whose parameters `generate` has, and whose
-    folder is named by the hash of their config.json (a few were renamed by hand)."""
+    """Published runs of the OpenAI-compatible runner as it is now (it records
+    `enable_thinking`), whose folder is named by the hash of their config.json."""
     known = {"engine", "max_tokens", "mode", "model", "num_examples", "stop", "temperature"}
+    known |= {"top_p", "enable_thinking"}
     found = []
     for path in sorted(result_dir().glob("**/config.json")):
         text = path.read_bytes()
@@ -176,7 +178,8 @@ def published_api_configs() -> list[Path]:
         if (
             named_by_hash
             and config.get("engine") == "openai-api"
-            and set(config) - {"top_p"} <= known
+            and "enable_thinking" in config
+            and set(config) <= known
         ):
             found.append(path)
     return found
@@ -184,7 +187,7 @@ def published_api_configs() -> list[Path]:
 
 def test_config_hash_matches_published_runs(bench: Path, tmp_path):
     configs = published_api_configs()
-    assert len(configs) >= 5
+    assert len(configs) >= 6
     for path in configs:
         config = json.loads(path.read_bytes())
         parameters = RunParameters(
@@ -195,25 +198,28 @@ def test_config_hash_matches_published_runs(bench: Path, tmp_path):
             top_p=config.get("top_p"),
             max_tokens=config["max_tokens"],
             num_examples=config["num_examples"],
+            enable_thinking=config["enable_thinking"],
         )
         assert parameters.config_text() + "\n" == path.read_text(encoding="utf-8")
         assert parameters.run_directory(tmp_path).name == path.parent.name
     # The same through the command: config.json is written before any request.
-    config = json.loads(configs[0].read_bytes())
-    result = cli(
-        *generate_args(UNREACHABLE, tmp_path, bench / "data", config["mode"], 1),
-        "--model",
-        config["model"],
-        "--temperature",
-        str(config["temperature"]),
-        "--top-p",
-        str(config.get("top_p", "none")),
-        "--max-retries",
-        "0",
-    )
-    assert result.returncode == 1
-    written = tmp_path / config["model"] / configs[0].parent.name / "config.json"
-    assert written.read_bytes() == configs[0].read_bytes()
+    for path in configs:
+        config = json.loads(path.read_bytes())
+        result = cli(
+            *generate_args(UNREACHABLE, tmp_path, bench / "data", config["mode"], 1),
+            "--model",
+            config["model"],
+            "--temperature",
+            str(config["temperature"]),
+            "--top-p",
+            str(config.get("top_p", "none")),
+            *([] if config["enable_thinking"] else ["--disable-thinking"]),
+            "--max-retries",
+            "0",
+        )
+        assert result.returncode == 1
+        written = tmp_path / config["model"] / path.parent.name / "config.json"
+        assert written.read_bytes() == path.read_bytes()
 
 
 def test_prefix_seed_and_sampling_reach_config_and_requests(data_dir: Path, tmp_path):
@@ -231,8 +237,7 @@ def test_prefix_seed_and_sampling_reach_config_and_requests(data_dir: Path, tmp_
         (body for _, body in behaviour.received), key=lambda b: b["messages"][0]["content"]
     )
     assert [b["messages"][0]["content"] for b in bodies] == sorted(t["prompt"] for t in tasks)
-    assert all(b["temperature"] == 0.0 and "top_p" not in b for b in bodies)
-    assert {b["seed"] for b in bodies} == {tasks[0]["seed"]}
+    assert all(b["temperature"] == 0.0 and "top_p" not in b and "seed" not in b for b in bodies)
 
 
 def stamps(run: Path) -> dict[str, tuple[int, int]]:
@@ -293,7 +298,7 @@ def test_unknown_model_is_clear(data_dir: Path, tmp_path):
 def test_unreachable_server_is_clear(data_dir: Path, tmp_path):
     result = run_generate(UNREACHABLE, tmp_path, data_dir, "--max-retries", "1")
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "127.0.0.1:9/v1/chat/completions: no answer after 2 tries" in result.stderr
+    assert "127.0.0.1:9/v1" in result.stderr  # the client's words for a server that is down
     assert "0 of 3 trials finished" in result.stderr
 
 
@@ -317,7 +322,8 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
     with serve(Behaviour(empty_every=1)) as url:
         result = run_generate(url, tmp_path, data_dir, trials=1)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "after 5 attempts (last: empty answer)" in result.stderr
+    assert "after 10 asks (last: empty reply)" in result.stderr
+    assert "1 trial given up; 0 of 1 trials finished" in result.stderr
     assert not list(run_dir_of(tmp_path).glob("trial_*"))
 
 
@@ -328,7 +334,9 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
         (["--model", "../outside"], "--model '../outside'", 1),
         (["--prefix", "\\u3042"], "prefix", 1),
         (["--num-trials", "0"], "at least 1", 2),
-        (["--top-p", "high"], "not a number or none", 2),
+        (["--top-p", "high"], "'high': expected a number above 0 and at most 1, or none", 2),
+        (["--temperature", "-1"], "argument --temperature: '-1': expected a finite number", 2),
+        (["--num-examples", "-1"], "'-1': expected a whole number of at least 0", 2),
     ],
 )
 def test_bad_arguments_are_clear_errors(data_dir: Path, tmp_path, args, message, status):

@@ -1,5 +1,5 @@
 """Golden test: every sample stored in every published `result.json` (`questions.*.samples`)
-gets its stored `scores` back from the core, within the spec's §9 tolerance."""
+gets its stored `scores` back from the core, within the tolerance of scoring-spec.md §9."""
 
 from __future__ import annotations
 

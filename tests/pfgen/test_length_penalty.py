@@ -223,7 +223,7 @@ def is_tie(reference: ReferenceScorer, answer: str) -> bool:
 
 
 def unrounded_average(reference: ReferenceScorer, answer: str, legacy_sum: bool) -> float:
-    """The average with the unrounded helpfulness (as the spec's §6 words it)."""
+    """The average with the unrounded helpfulness (as scoring-spec.md §6 words it)."""
     record = reference.score_record(answer, legacy_sum)
     fluency_sum = official_sum(record["fluency"].values(), legacy_sum)
     truth_sum = official_sum(record["truthfulness"].values(), legacy_sum)

@@ -94,7 +94,7 @@ def test_stability_names_the_line_of_an_unknown_question(checkout: Path) -> None
     done = run_cli("stability", "--data", str(data_of_checkout()), cwd=checkout)
     assert done.returncode == 0, done.stderr
     assert (
-        f"{RUNS[1]}/trials.jsonl.xz:5: field 'question': not a question of the data: "
+        f'{RUNS[1]}/trials.jsonl.xz:5: field "question": not a question of the data: '
         "'存在しない質問'" in done.stderr
     )
     assert "3 runs scored" in done.stderr
@@ -105,7 +105,7 @@ def test_plot_without_stability_needs_no_trials_and_names_bad_results(checkout: 
     out = checkout / "figures"
     done = run_cli("plot", "--no-stability", "--out", str(out), cwd=checkout)
     assert done.returncode == 1
-    assert f"result/{RUNS[1]}/result.json: expected a JSON object" in done.stderr
+    assert f"result/{RUNS[1]}/result.json: expected a JSON object, got" in done.stderr
     assert "Traceback" not in done.stderr
     assert len(list(out.glob("*.png"))) == 4
     assert_not_blank(out / "score_length.png")

@@ -1,4 +1,4 @@
-"""`prompt` against a reference written from docs/generation.md alone."""
+"""`prompt` against a reference written from generation.md alone."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def reference_task(
     prefix: str = "",
     seed: str = "",
 ) -> dict[str, Any]:
-    """docs/generation.md, "Prompt of one task", step by step."""
+    """generation.md, "Prompt of one task", step by step."""
     others = [e for e in examples if e["question"] != question]
     others = sorted(
         others,
@@ -149,5 +149,5 @@ def test_bad_questions_file_names_file_and_line(tmp_path: Path):
 def test_bad_arguments_are_clear_errors(data_dir: Path):
     for args in (["--mode", "poetry", "--trial", 1], ["--mode", "qa", "--trial", 0]):
         result = run_cli("prompt", "--data", data_dir, *args)
-        assert result.returncode == 1 and "Traceback" not in result.stderr
-        assert result.stderr.startswith("error: ")
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1

@@ -1,8 +1,8 @@
 """The from-spec reference scorer reproduces the published scores, so it can judge the core.
 
 For a few published runs (all 50 questions each), every sample stored in `result.json`
-(`questions.*.samples`) gets its stored `scores` back within the spec's §9 tolerance; small
-hand-computed cases pin down the spec's details.
+(`questions.*.samples`) gets its stored `scores` back within the tolerance of scoring-spec.md §9;
+small hand-computed cases pin down the spec's details.
 """
 
 from __future__ import annotations

@@ -170,9 +170,9 @@ def test_report_command_writes_pages_skips_current_ones_and_names_bad_files(
     done = run_cli("report", "--data", str(data_of_checkout()), cwd=tmp_path)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert "error: result/broken/x/result.json: not valid JSON" in done.stderr
-    assert "field 'score_std' is missing" in done.stderr
-    assert "field 'questions.Q03.samples[1].scores.average' is missing" in done.stderr
+    assert "error: result/broken/x/result.json:1: not valid JSON" in done.stderr
+    assert 'field "score_std": missing' in done.stderr
+    assert 'field "questions.Q03.samples[1].scores.average": missing' in done.stderr
     published = next((bench_dir() / "result" / SMALL_RUN).glob("*/README.md"))
     assert (good / "README.md").read_bytes() == published.read_bytes()
     assert not (broken / "README.md").exists() and not (partial / "README.md").exists()

@@ -1,4 +1,5 @@
-"""result.json assembly (spec §7): samples, accumulated rounding, key order, byte layout."""
+"""result.json assembly (scoring-spec.md §7): samples, accumulated rounding, key order, byte
+layout."""
 
 from __future__ import annotations
 

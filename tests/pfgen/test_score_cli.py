@@ -191,12 +191,12 @@ def test_blocks_split_at_line_breaks(
 
 
 BAD_LINES = [
-    (b"{not json\n", "invalid JSON"),
-    (b'{"answer": "a"}\n', "missing field 'question'"),
-    (b'{"question": "x", "answer": 3}\n', "field 'answer' must be a string"),
-    (b'{"question": "no such question", "answer": "a"}\n', "field 'question'"),
-    (b'{"question": "\xff\xfe", "answer": "a"}\n', "invalid UTF-8"),
-    (b"[1, 2]\n", "expected a JSON object"),
+    (b"{not json\n", "not valid JSON: unexpected character"),
+    (b'{"answer": "a"}\n', 'field "question": missing'),
+    (b'{"question": "x", "answer": 3}\n', 'field "answer": expected a string, got an integer'),
+    (b'{"question": "no such question", "answer": "a"}\n', 'field "question"'),
+    (b'{"question": "\xff\xfe", "answer": "a"}\n', "not valid UTF-8 at byte 14"),
+    (b"[1, 2]\n", "expected a JSON object, got a list"),
 ]
 
 
@@ -239,10 +239,13 @@ def set_keywords(rules):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda raw: raw["answers"].__setitem__("P", []), "answers.P is empty"),
-        (lambda raw: raw.pop("question"), "field 'question'"),
-        (set_keywords([{"x": "a"}]), "keywords[0]: a keyword rule needs exactly one of"),
-        (set_keywords([{"or": [{"t": "(a"}]}]), "keywords[0].or[0].t: invalid regular expression"),
+        (lambda raw: raw["answers"].__setitem__("P", []), 'field "answers.P": empty'),
+        (lambda raw: raw.pop("question"), 'field "question": expected a string, got null'),
+        (set_keywords([{"x": "a"}]), 'field "keywords[0]": expected exactly one of'),
+        (
+            set_keywords([{"or": [{"t": "(a"}]}]),
+            'field "keywords[0].or[0].t": not a regular expression',
+        ),
     ],
 )
 def test_bad_data_names_file_and_field(data_dir: Path, tmp_path, edit, message: str):
@@ -264,4 +267,4 @@ def test_malformed_question_file(tmp_path):
     (tmp_path / "Q01.json").write_text("{", encoding="utf-8")
     result = run_score("--data", tmp_path, stdin=b"")
     assert result.returncode == 1
-    assert "Q01.json: not valid JSON" in result.stderr.decode()
+    assert "Q01.json:1: not valid JSON" in result.stderr.decode()

@@ -241,7 +241,7 @@ def test_no_command_prints_usage_and_the_commands(tmp_path: Path) -> None:
     text = result.stdout + result.stderr
     assert "usage:" in text
     for command in ("score", "eval", "report", "build-refs", "data", "lctg", "judge"):
-        assert f"    {command}" in text, command
+        assert f"  {command}  " in text, command
 
 
 def test_version(tmp_path: Path) -> None:
@@ -403,7 +403,7 @@ def test_build_refs_after_a_line_ending_in_a_backslash(tmp_path: Path) -> None:
         "--size", "50", "--pool-size", "100", "--no-rare-filter", cwd=tmp_path,
     )  # fmt: skip
     assert built.returncode == 1
-    assert f"{candidates}:1: invalid JSON" in built.stderr
+    assert f"{candidates}:1: not valid JSON" in built.stderr
     assert f"{candidates}:{len(lines) + 2}: " in built.stderr
     header, *rows = built.stdout.splitlines()
     steps = [dict(zip(header.split("\t"), row.split("\t"), strict=True)) for row in rows]

@@ -1,23 +1,27 @@
-"""Small inputs for the site, in the formats pfgen_fast's commands write: an llm-jp-eval-mm
-result folder (models of one task, two unless told) with a parquet dataset of Pillow-drawn
-images, an `lctg eval --out` folder, and a `judge pairwise --out` folder with the ranking
-`judge rank` makes of it (the real command)."""
+"""Small inputs for the site, in the formats pfgen_fast's commands write: llm-jp-eval-mm result
+folders (models of some tasks, two unless told) made from the tasks' datasets in their Hub
+layouts (the mm tests' writers, `tests/evalmm/mm_datasets.py`), an `lctg eval --out` folder,
+and a `judge pairwise --out` folder with the ranking `judge rank` makes of it (the real
+command)."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
-MM_TASK = "ja-vg-vqa-500"
+EVALMM_TESTS = Path(__file__).resolve().parents[1] / "evalmm"  # mm_datasets.py
+MM_TASK = "ja-vg-vqa-500"  # nested question lists: several items share one image
+# tasks of other layouts: lists of images, image_0… and image_1… columns, row-index ids
+MM_LAYOUTS = ("ja-multi-image-vqa", "jdocqa", "jmmmu", "mecha-ja")
 MM_MODELS = ("org/vlm-small", "org/vlm-large")
-MM_ANSWER = "赤いりんごが二つあります"  # the large model's answer to item q2
+MM_ANSWER_ID = "102"
+MM_ANSWER = "赤いりんごが二つあります"  # the large model's answer to item MM_ANSWER_ID
+MM_REASONING = "写真の中央に赤いりんごが見える。"  # the reasoning recorded with it
 MM_REVISION = "aa13b70cd939faa1783187a752be2c0ca0d8303b"  # recorded in run_info.json
 LCTG_ANSWER = "新商品のお茶は香りが豊かで、毎日の休憩にぴったりです。"
 JUDGE_REPLY = "回答Aのほうが正確です。[[A]]"
@@ -35,74 +39,99 @@ def write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
     )
 
 
-def png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", (width, height), (245, 240, 228))
-    ImageDraw.Draw(image).ellipse((20, 20, width - 20, height - 20), fill=colour)
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
 def mm_text(number: int, model: str, qid: str) -> str:
     """The answer of the `number`th model to item `qid`: each model's answers its own."""
-    return MM_ANSWER if (number, qid) == (1, "q2") else f"{model} の答え {qid}"
+    return MM_ANSWER if (number, qid) == (1, MM_ANSWER_ID) else f"{model} の答え {qid}"
 
 
-def make_mm(root: Path, models: tuple[str, ...] = MM_MODELS) -> tuple[Path, Path]:
-    """The result folder and the task's dataset folder (Hub layout: data/*.parquet)."""
+@dataclass(frozen=True)
+class MmItem:
+    """An item as `mm run` builds it from the dataset: its id, prompt, reference, and the
+    sizes of its images in order."""
+
+    question_id: str
+    prompt: str
+    answer: Any
+    image_sizes: list[tuple[int, int]]
+
+
+def mm_items(task: str, dataset: Path) -> list[MmItem]:
+    """The task's items, built by the evalmm room's item builder (as `mm run` does)."""
+    from pfgen_fast.evalmm.tasks import iter_items
+
+    return [
+        MmItem(item.question_id, item.prompt, item.answer, [i.open().size for i in item.images])
+        for item in iter_items(task, dataset)
+    ]
+
+
+def mm_dataset(root: Path, task: str) -> Path:
+    """The task's dataset in its Hub layout, written by the mm tests' writers."""
+    if str(EVALMM_TESTS) not in sys.path:
+        sys.path.append(str(EVALMM_TESTS))
+    from mm_datasets import WRITERS
+
+    folder = root / "mm-datasets" / task
+    if not folder.exists():
+        WRITERS[task](folder)
+    return folder
+
+
+def make_mm(
+    root: Path,
+    models: tuple[str, ...] = MM_MODELS,
+    tasks: tuple[str, ...] = (MM_TASK,),
+    record_data: bool = True,
+) -> tuple[Path, dict[str, Path]]:
+    """A result folder `<task>/<model>/` per task and model, as `mm run` writes it (its
+    run_info.json names the dataset folder unless `record_data` is false), and each task's
+    dataset folder."""
+    from pfgen_fast.evalmm.tasks import task_info
+
     results = root / "mm-results"
-    questions = {"q1": "この写真には何が写っていますか？", "q2": "りんごはいくつありますか？"}
-    references = {"q1": "犬が公園を走っています", "q2": "二つ"}
-    for number, model in enumerate(models):
-        folder = results / MM_TASK / model.replace("/", "__")
-        rows = []
-        for qid, question in questions.items():
-            text = mm_text(number, model, qid)
-            score = 1.0 if text == MM_ANSWER else 0.25 * (number + 1)
-            rows.append(
-                {
-                    "question_id": qid,
+    datasets = {task: mm_dataset(root, task) for task in tasks}
+    for task, dataset in datasets.items():
+        items = mm_items(task, dataset)
+        for number, model in enumerate(models):
+            folder = results / task / model
+            rows = []
+            for item in items:
+                text = mm_text(number, model, item.question_id)
+                score = 1.0 if text == MM_ANSWER else 0.25 * (number + 1)
+                row = {
+                    "question_id": item.question_id,
                     "text": text,
-                    "answer": references[qid],
-                    "input_text": question,
-                    "category": "物体",
+                    "answer": item.answer,
+                    "input_text": item.prompt,
                     "rougel": score,
                     "llm-as-a-judge": 5 if text == MM_ANSWER else 2,
                 }
-            )
-        write_lines(folder / "prediction.jsonl", rows)
-        evaluation = {
-            "rougel": {"overall_score": 0.4 + 0.3 * number, "details": {}},
-            "llm-as-a-judge": {"overall_score": 2.5 + number, "details": {}},
-        }
-        write_lines(folder / "evaluation.jsonl", [evaluation])
-        manifest = {
-            "schema_version": "1.0",
-            "model_id": model,
-            "task_id": MM_TASK,
-            "metrics": ["llm-as-a-judge", "rougel"],
-            "created_at": "2026-01-01T00:00:00Z",
-            "result_dir": str(folder),
-        }
-        (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-        run_info = {"dataset": "SakanaAI/JA-VG-VQA-500", "dataset_revision": MM_REVISION}
-        (folder / "run_info.json").write_text(json.dumps(run_info), encoding="utf-8")
-    dataset = root / "mm-dataset"
-    (dataset / "data").mkdir(parents=True)
-    frame = pl.DataFrame(
-        {
-            "question_id": ["q1", "q2"],
-            "question": list(questions.values()),
-            "image": [
-                {"bytes": png(320, 200, (40, 120, 200)), "path": "q1.png"},
-                {"bytes": png(200, 200, (200, 40, 40)), "path": "q2.png"},
-            ],
-        }
-    )
-    frame.write_parquet(dataset / "data" / "test-00000-of-00001.parquet")
-    return results, dataset
+                if text == MM_ANSWER:
+                    row["reasoning"] = MM_REASONING
+                rows.append(row)
+            write_lines(folder / "prediction.jsonl", rows)
+            evaluation = {
+                "rougel": {"overall_score": 0.4 + 0.3 * number, "details": {}},
+                "llm-as-a-judge": {"overall_score": 2.5 + number, "details": {}},
+            }
+            write_lines(folder / "evaluation.jsonl", [evaluation])
+            manifest = {
+                "schema_version": "1.0",
+                "model_id": model,
+                "task_id": task,
+                "metrics": ["llm-as-a-judge", "rougel"],
+                "created_at": "2026-01-01T00:00:00Z",
+                "result_dir": str(folder),
+            }
+            (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+            run_info = {
+                "task": task,
+                "dataset": task_info(task).dataset,
+                "dataset_revision": MM_REVISION,
+                "data_dir": str(dataset) if record_data else None,
+            }
+            (folder / "run_info.json").write_text(json.dumps(run_info), encoding="utf-8")
+    return results, datasets
 
 
 def make_lctg(root: Path) -> Path:
@@ -220,7 +249,7 @@ def make_judge(root: Path) -> Path:
             str(pairwise),
             "--bootstrap",
             "50",
-            "--out",
+            "--table",
             str(out / "ranking.json"),
         ],
         check=True,

@@ -17,6 +17,9 @@ from site_browser import chromium, missing, requested_urls
 from site_inputs import (
     LCTG_ANSWER,
     MM_ANSWER,
+    MM_ANSWER_ID,
+    MM_LAYOUTS,
+    MM_REASONING,
     MM_TASK,
     PFGEN_RUNS,
     bench_dir,
@@ -24,6 +27,7 @@ from site_inputs import (
     make_lctg,
     make_mm,
     make_pfgen,
+    mm_items,
 )
 
 from cli_runner import run_cli
@@ -69,7 +73,7 @@ class Site:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("site")
-    results, dataset = make_mm(root)
+    results, _ = make_mm(root)
     out = root / "out"
     done = run_cli(
         "site",
@@ -80,8 +84,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         make_lctg(root),
         "--mm",
         results,
-        "--mm-data",
-        f"{MM_TASK}={dataset}",
         "--judge",
         make_judge(root),
     )
@@ -117,8 +119,8 @@ def test_rows_and_tabs(site: Site) -> None:
     rows = site.all('[data-leaderboard="mm"] tr[data-run]')
     assert [r.is_displayed() for r in rows] == [True, True]
     assert {r.get_attribute("data-run") for r in rows} == {
-        f"{MM_TASK}/org__vlm-small",
-        f"{MM_TASK}/org__vlm-large",
+        f"{MM_TASK}/org/vlm-small",
+        f"{MM_TASK}/org/vlm-large",
     }
     site.collect_logs()
 
@@ -166,64 +168,77 @@ def test_a_pfgen_run_shows_its_answers_with_scores(site: Site) -> None:
 
 def test_an_mm_run_shows_images_and_every_models_answer(site: Site) -> None:
     site.open_index("#mm")
-    site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"] [data-drill]').click()
-    site.wait("document.querySelectorAll('[data-item]').length === 2")
-    item = site.css('[data-item="q2"]')
+    site.css(f'tr[data-run="{MM_TASK}/org/vlm-small"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 3")
+    item = site.css(f'[data-item="{MM_ANSWER_ID}"]')
     answers = item.find_elements("css selector", "[data-answer]")
     assert [a.get_attribute("data-answer") for a in answers] == ["org/vlm-small", "org/vlm-large"]
     assert MM_ANSWER in answers[1].text
-    site.wait(
-        "Array.from(document.querySelectorAll('img.thumb')).length === 2 && "
-        "Array.from(document.querySelectorAll('img.thumb')).every("
-        "(img) => img.complete && img.naturalWidth > 0)"
-    )
+    # the reasoning the run recorded, folded under its answer
+    folded = answers[1].find_element("css selector", "details.reasoning")
+    assert folded.get_attribute("open") is None and MM_REASONING not in answers[1].text
+    folded.find_element("css selector", "summary").click()
+    assert MM_REASONING in answers[1].text
+    all_loaded(site, 3)
     widths = site.driver.execute_script(
         "return Array.from(document.querySelectorAll('img.thumb')).map((i) => i.naturalWidth)"
     )
-    assert sorted(widths) == [200, 320]
+    assert sorted(widths) == [20, 24, 24]  # two questions of one image, one of another
     item.find_element("css selector", "img.thumb").click()
     assert site.css("#lightbox").is_displayed()
-    site.wait("document.querySelector('#lightbox img').naturalWidth === 200")
+    site.wait("document.querySelector('#lightbox img').naturalWidth === 24")
     site.css("#lightbox").click()
     site.collect_logs()
+
+
+def all_loaded(site: Site, count: int) -> None:
+    """Every thumbnail scrolled into view (they load lazily), then loaded."""
+    site.driver.execute_script(
+        "document.querySelectorAll('img.thumb').forEach((i) => i.scrollIntoView())"
+    )
+    site.wait(
+        f"document.querySelectorAll('img.thumb').length === {count} && "
+        "Array.from(document.querySelectorAll('img.thumb')).every("
+        "(img) => { img.scrollIntoView(); return img.complete && img.naturalWidth > 0; })"
+    )
 
 
 def test_another_model_of_the_task_shows_its_answer_first(site: Site) -> None:
     site.open_index("#mm")
     site.collect_logs()
     start = len(site.urls)
-    small = site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"] [data-drill]')
-    large = site.css(f'tr[data-run="{MM_TASK}/org__vlm-large"] [data-drill]')
+    small = site.css(f'tr[data-run="{MM_TASK}/org/vlm-small"] [data-drill]')
+    large = site.css(f'tr[data-run="{MM_TASK}/org/vlm-large"] [data-drill]')
     pages = [small.get_attribute("data-drill"), large.get_attribute("data-drill")]
     small.click()
-    site.wait("document.querySelectorAll('[data-answer]').length === 4")
+    site.wait("document.querySelectorAll('[data-answer]').length === 6")
     site.collect_logs()
     middle = len(site.urls)
     site.css("#run a.back").click()
     large.click()
     site.wait(
-        "document.querySelectorAll('[data-item]').length === 2 && document.querySelector("
-        "'[data-item=\"q2\"] [data-answer]').dataset.answer === 'org/vlm-large'"
+        "document.querySelectorAll('[data-item]').length === 3 && document.querySelector("
+        f"'[data-item=\"{MM_ANSWER_ID}\"] [data-answer]').dataset.answer === 'org/vlm-large'"
     )
-    answers = site.all('[data-item="q2"] [data-answer]')
+    answers = site.all(f'[data-item="{MM_ANSWER_ID}"] [data-answer]')
     assert [a.get_attribute("data-answer") for a in answers] == ["org/vlm-large", "org/vlm-small"]
     assert MM_ANSWER in answers[0].text
     # the item's score is the opened run's (its rougel 1.0, the small model's 0.25)
-    assert site.css('[data-item="q2"] .score').text == "score 1"
+    assert site.css(f'[data-item="{MM_ANSWER_ID}"] .score').text == "score 1"
     site.collect_logs()
     # the first page loads the task's shared items with it; the second loads only itself
-    first = [u.rsplit("/", 1)[1] for u in site.urls[start:middle] if "/runs/" in u]
-    second = [u.rsplit("/", 1)[1] for u in site.urls[middle:] if "/runs/" in u]
-    assert len(first) == 2 and first[0] == f"{pages[0]}.js"
-    assert second == [f"{pages[1]}.js"]
+    first = [u.rsplit("/", 1)[1].split(".")[0] for u in site.urls[start:middle] if "/runs/" in u]
+    second = [u.rsplit("/", 1)[1].split(".")[0] for u in site.urls[middle:] if "/runs/" in u]
+    assert len(first) == 2 and first[0] == pages[0]
+    assert second == [pages[1]]
 
 
 def test_missing_shared_items_show_the_note_at_every_opening(tmp_path: Path) -> None:
     """The task's shared script is missing: each opening of a run shows the missing note (not
     "loading…" for ever); once the script is back, the next opening shows the items."""
-    results, dataset = make_mm(tmp_path)
+    results, _ = make_mm(tmp_path)
     out = tmp_path / "out"
-    done = run_cli("site", out, "--mm", results, "--mm-data", f"{MM_TASK}={dataset}")
+    done = run_cli("site", out, "--mm", results)
     assert done.returncode == 0, done.stderr
     [script] = (out / "runs").glob("mm-task-*.js")
     kept = script.read_bytes()
@@ -232,7 +247,7 @@ def test_missing_shared_items_show_the_note_at_every_opening(tmp_path: Path) -> 
     with chromium() as driver:
         site = Site(out, tmp_path, driver)
         site.open_index("#mm")
-        drill = site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"] [data-drill]')
+        drill = site.css(f'tr[data-run="{MM_TASK}/org/vlm-small"] [data-drill]')
         for _ in range(3):
             drill.click()
             # `#run` shown: this opening's view, not the last one's hidden note
@@ -242,28 +257,29 @@ def test_missing_shared_items_show_the_note_at_every_opening(tmp_path: Path) -> 
             )
             site.css("#run a.back").click()
             site.wait("!document.querySelector('#boards').hidden")
-            assert site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"]').is_displayed()
+            assert site.css(f'tr[data-run="{MM_TASK}/org/vlm-small"]').is_displayed()
         script.write_bytes(kept)
         drill.click()
-        site.wait("document.querySelectorAll('[data-item]').length === 2")
+        site.wait("document.querySelectorAll('[data-item]').length === 3")
 
 
 def test_a_run_that_fails_to_load_leaves_the_next_opened_run_alone(tmp_path: Path) -> None:
     """One run's script is missing; it is opened and, before its load fails, another run: the
     other run's items stay, with no missing note written over them."""
-    results, dataset = make_mm(tmp_path)
+    results, _ = make_mm(tmp_path)
     out = tmp_path / "out"
-    done = run_cli("site", out, "--mm", results, "--mm-data", f"{MM_TASK}={dataset}")
+    done = run_cli("site", out, "--mm", results)
     assert done.returncode == 0, done.stderr
     with chromium() as driver:
         site = Site(out, tmp_path, driver)
         site.open_index("#mm")
-        small = site.css(f'tr[data-run="{MM_TASK}/org__vlm-small"] [data-drill]')
-        large = site.css(f'tr[data-run="{MM_TASK}/org__vlm-large"] [data-drill]')
+        small = site.css(f'tr[data-run="{MM_TASK}/org/vlm-small"] [data-drill]')
+        large = site.css(f'tr[data-run="{MM_TASK}/org/vlm-large"] [data-drill]')
         ids = [small.get_attribute("data-drill"), large.get_attribute("data-drill")]
         large.click()
-        site.wait("document.querySelectorAll('[data-item]').length === 2")
-        (out / "runs" / f"{ids[0]}.js").unlink()
+        site.wait("document.querySelectorAll('[data-item]').length === 3")
+        [script] = (out / "runs").glob(f"{ids[0]}.*.js")
+        script.unlink()
         # two openings in one task, as quick clicks would be: the first script cannot fail
         # between them
         driver.execute_script(
@@ -276,11 +292,11 @@ def test_a_run_that_fails_to_load_leaves_the_next_opened_run_alone(tmp_path: Pat
             *ids,
         )
         site.wait("window.failedScripts === 1")
-        assert len(site.all("[data-item]")) == 2
+        assert len(site.all("[data-item]")) == 3
         assert not site.all("#run .note")
-        assert site.all('[data-item="q2"] [data-answer]')[0].get_attribute("data-answer") == (
-            "org/vlm-large"
-        )
+        assert site.all(f'[data-item="{MM_ANSWER_ID}"] [data-answer]')[0].get_attribute(
+            "data-answer"
+        ) == ("org/vlm-large")
 
 
 def test_lctg_and_judge_runs(site: Site) -> None:
@@ -347,6 +363,48 @@ def test_no_request_outside_out_and_no_console_error(site: Site) -> None:
     inside = site.out.as_uri() + "/"
     outside = [u for u in site.urls if not (u.startswith(inside) or u.startswith("blob:"))]
     assert outside == []
-    assert any(u.endswith(".png") for u in site.urls) and any("/runs/" in u for u in site.urls)
+    assert any(u.endswith(".jpg") for u in site.urls) and any("/runs/" in u for u in site.urls)
     errors = [entry for entry in site.console if entry["level"] == "SEVERE"]
     assert errors == []
+
+
+def test_every_item_of_every_layout_shows_every_image(
+    tmp_path: Path, evalmm_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tasks whose datasets lay images out differently (nested question lists, lists of
+    images, image_0… and image_1… columns, row-index ids), from the run records alone: each
+    item shows each of its images, loaded, before its answers; nothing scrolls sideways at
+    1280 px. A screenshot of a multi-image page is left in the test's folder."""
+    monkeypatch.setenv("EVALMM_DIR", str(evalmm_dir))
+    tasks = (MM_TASK, *MM_LAYOUTS)
+    results, datasets = make_mm(tmp_path, tasks=tasks)
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", results)
+    assert done.returncode == 0, done.stderr
+    with chromium(width=1280) as driver:
+        site = Site(out, tmp_path, driver)
+        for task in tasks:
+            expected = mm_items(task, datasets[task])
+            site.open_index("#mm")
+            site.css(f'tr[data-run="{task}/org/vlm-small"] [data-drill]').click()
+            site.wait(f"document.querySelectorAll('[data-item]').length === {len(expected)}")
+            all_loaded(site, sum(len(item.image_sizes) for item in expected))
+            shown = driver.execute_script(
+                """return Array.from(document.querySelectorAll('[data-item]')).map((item) => [
+                    item.dataset.item,
+                    Array.from(item.querySelectorAll('img.thumb')).map((i) => i.naturalWidth),
+                    Array.from(item.children).findIndex((c) => c.matches('.images')) <
+                        Array.from(item.children).findIndex((c) => c.matches('.answers')),
+                ]);"""
+            )
+            assert [row[0] for row in shown] == [item.question_id for item in expected]
+            for (_, widths, before), item in zip(shown, expected, strict=True):
+                assert widths == [width for width, _ in item.image_sizes], (task, item)
+                assert before or not item.image_sizes
+            sideways = driver.execute_script(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert sideways <= 0, task
+            driver.save_screenshot(str(tmp_path / f"{task}.png"))
+        site.collect_logs()
+        assert [e for e in site.console if e["level"] == "SEVERE"] == []

@@ -1,18 +1,27 @@
 """The site command without a browser: what OUT holds, Japanese text written as UTF-8, the
-marks of the page's contract, and bad input (one line each, the site still written)."""
+marks of the page's contract, each mm task's images from its run record, rebuilds that keep
+what the site did not write, and bad input (one line each, the site still written)."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
+import signal
 import statistics
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from site_inputs import (
     LCTG_ANSWER,
     MM_ANSWER,
+    MM_LAYOUTS,
+    MM_REASONING,
     MM_REVISION,
     MM_TASK,
     PFGEN_RUNS,
@@ -21,6 +30,7 @@ from site_inputs import (
     make_lctg,
     make_mm,
     make_pfgen,
+    mm_items,
     mm_text,
 )
 
@@ -30,12 +40,12 @@ from cli_runner import run_cli
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("inputs")
-    results, dataset = make_mm(root)
+    results, datasets = make_mm(root)
     return {
         "pfgen": make_pfgen(root, bench_dir()),
         "lctg": make_lctg(root),
         "mm": results,
-        "mm-data": dataset,
+        "mm-data": datasets[MM_TASK],
         "judge": make_judge(root),
     }
 
@@ -50,8 +60,6 @@ def site_args(inputs: dict[str, Path], out: Path) -> list[str | Path]:
         inputs["lctg"],
         "--mm",
         inputs["mm"],
-        "--mm-data",
-        f"{MM_TASK}={inputs['mm-data']}",
         "--judge",
         inputs["judge"],
         "--title",
@@ -69,16 +77,17 @@ def test_the_site_holds_every_benchmark(inputs: dict[str, Path], tmp_path: Path)
         assert f'data-show="{key}"' in index
     for run in PFGEN_RUNS:
         assert f'data-run="{run}"' in index
-    assert 'data-run="ja-vg-vqa-500/org__vlm-large"' in index
+    assert f'data-run="{MM_TASK}/org/vlm-large"' in index
     assert MM_REVISION in index  # a run's settings: its manifest and run_info.json
     assert "<title>結果の一覧</title>" in index
     pages = {p.name: p.read_text(encoding="utf-8") for p in (out / "runs").glob("*.js")}
     assert len(pages) == 3 + 1 + 2 + 1 + 1  # the run pages and the mm task's shared items
     everything = "".join(pages.values())
-    assert MM_ANSWER in everything and LCTG_ANSWER in everything
-    assert '"物体"' in everything and '"category":null' not in everything.replace(" ", "")
+    assert MM_ANSWER in everything and LCTG_ANSWER in everything and MM_REASONING in everything
+    assert '"category":null' not in everything.replace(" ", "")
     assert not re.search(r"\\u[0-9a-fA-F]{4}", everything + index)
-    assert len(list((out / "images").rglob("*.png"))) == 2
+    # three items, two images: the nested questions of one image share its file
+    assert len([p for p in (out / "images").rglob("*") if p.is_file()]) == 2
     # nothing in OUT points outside it
     assert not re.search(r"(src|href)=\"(https?:)?//", index)
 
@@ -88,7 +97,7 @@ def test_several_runs_of_one_model_show_their_spread(
 ) -> None:
     again = tmp_path / "again"
     shutil.copytree(inputs["mm"], again)
-    evaluation = again / MM_TASK / "org__vlm-large" / "evaluation.jsonl"
+    evaluation = again / MM_TASK / "org/vlm-large" / "evaluation.jsonl"
     evaluation.write_text(json.dumps({"rougel": {"overall_score": 0.9, "details": {}}}) + "\n")
     out = tmp_path / "out"
     assert run_cli("site", out, "--mm", inputs["mm"], "--mm", again).returncode == 0
@@ -121,13 +130,13 @@ def test_mm_answers_are_written_once_however_many_models(tmp_path: Path) -> None
     sizes = []
     for count in (2, 6):
         models = tuple(f"org/vlm-{n}" for n in range(count))
-        results, dataset = make_mm(tmp_path / str(count), models)
+        results, _ = make_mm(tmp_path / str(count), models)
         out = tmp_path / str(count) / "out"
-        done = run_cli("site", out, "--mm", results, "--mm-data", f"{MM_TASK}={dataset}")
+        done = run_cli("site", out, "--mm", results)
         assert done.returncode == 0, done.stderr
         written = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
         for number, model in enumerate(models):
-            for qid in ("q1", "q2"):
+            for qid in ("101", "102", "103"):
                 assert written.count(mm_text(number, model, qid).encode()) == 1
         sizes.append(sum(p.stat().st_size for p in (out / "runs").iterdir()))
     # each model adds its answers and its page, not another copy of every answer
@@ -149,10 +158,10 @@ def test_broken_files_are_named_and_left_out(inputs: dict[str, Path], tmp_path: 
     mm = tmp_path / "mm"
     bad_run = mm / MM_TASK / "broken"
     bad_run.mkdir(parents=True)
-    (bad_run / "prediction.jsonl").write_text('{"question_id": "q1", "text": \n', "utf-8")
+    (bad_run / "prediction.jsonl").write_text('{"question_id": "101", "text": \n', "utf-8")
     good_run = mm / MM_TASK / "good"
     good_run.mkdir()
-    good = {"question_id": "q1", "text": "よい答え", "answer": "a", "input_text": "q"}
+    good = {"question_id": "101", "text": "よい答え", "answer": "a", "input_text": "q"}
     (good_run / "prediction.jsonl").write_text(json.dumps(good) + "\n", "utf-8")
     pfgen = tmp_path / "pfgen"
     bad_result = pfgen / "result" / "org" / "model" / "abc"
@@ -185,3 +194,180 @@ def test_a_site_replaces_the_one_before_and_no_other_folder(
     done = run_cli("site", other, "--lctg", inputs["lctg"])
     assert done.returncode == 1 and "not a site" in done.stderr
     assert (other / "keep.txt").read_text("utf-8") == "mine"
+
+
+def site_documents(out: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The run pages and the shared items (by id) of the scripts under OUT/runs."""
+    pages, shared = [], {}
+    for path in sorted((out / "runs").glob("*.js")):
+        text = path.read_text(encoding="utf-8")
+        name, _, data = text.partition("(")
+        document = json.loads(data.rstrip().removesuffix(");"))
+        if name == "window.siteSharedLoaded":
+            shared[document["id"]] = document
+        else:
+            pages.append(document)
+    return pages, shared
+
+
+def task_of(page: dict[str, Any]) -> str:
+    return str(page["settings"]["task_id"])
+
+
+def test_every_layout_shows_every_image_from_the_run_record(
+    tmp_path: Path, evalmm_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nested question lists, lists of images, image_0… and image_1… columns, row-index ids:
+    each item's images, in order, from the dataset its run recorded (no --mm-data)."""
+    from PIL import Image
+
+    monkeypatch.setenv("EVALMM_DIR", str(evalmm_dir))
+    results, datasets = make_mm(tmp_path, tasks=(MM_TASK, *MM_LAYOUTS))
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", results)
+    assert done.returncode == 0, done.stderr
+    pages, shared = site_documents(out)
+    checked = set()
+    for page in pages:
+        task = task_of(page)
+        items = {item["id"]: item for item in shared[page["shared"]]["items"]}
+        expected = mm_items(task, datasets[task])
+        assert list(items) == [item.question_id for item in expected]
+        for item in expected:
+            files = items[item.question_id]["images"]
+            sizes = []
+            for name in files:
+                with Image.open(out / name) as image:
+                    sizes.append(image.size)
+            assert sizes == item.image_sizes, (task, item.question_id)
+        checked.add(task)
+    assert checked == {MM_TASK, *MM_LAYOUTS}
+    assert any(len(item.image_sizes) > 1 for item in mm_items("jmmmu", datasets["jmmmu"]))
+
+
+def test_a_moved_dataset_is_a_note_until_mm_data_names_it(tmp_path: Path) -> None:
+    results, datasets = make_mm(tmp_path)
+    moved = tmp_path / "elsewhere"
+    shutil.move(datasets[MM_TASK], moved)
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", results)
+    assert done.returncode == 1
+    [warning] = done.stderr.strip().splitlines()
+    assert warning.startswith("warning: ") and str(datasets[MM_TASK]) in warning
+    pages, shared = site_documents(out)
+    assert all(str(datasets[MM_TASK]) in " ".join(page["notes"]) for page in pages)
+    assert not any(item["images"] for s in shared.values() for item in s["items"])
+    done = run_cli("site", out, "--mm", results, "--mm-data", f"{MM_TASK}={moved}")
+    assert done.returncode == 0, done.stderr
+    pages, shared = site_documents(out)
+    assert all(not page["notes"] for page in pages)
+    assert all(item["images"] for s in shared.values() for item in s["items"])
+
+
+def test_a_rebuild_keeps_what_the_site_did_not_write(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    assert run_cli("site", out, "--judge", inputs["judge"]).returncode == 0
+    mine = {
+        ".git/config": b"[core]\n\tbare = false\n",
+        ".git/objects/ab/cdef": b"\x00\x01binary",
+        "CNAME": b"results.example.org\n",
+        ".nojekyll": b"",
+        "notes.md": "# メモ\n".encode(),
+        "data/table.csv": b"a,b\n1,2\n",
+        "runs/mine.txt": b"kept among the site's files\n",
+    }
+    for name, data in mine.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    judge_pages = {p.name for p in (out / "runs").glob("judge-*.js")}
+    assert judge_pages
+    done = run_cli("site", out, "--lctg", inputs["lctg"])
+    assert done.returncode == 0, done.stderr
+    for name, data in mine.items():
+        assert (out / name).read_bytes() == data, name
+    assert not {p.name for p in (out / "runs").glob("*.js")} & judge_pages
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'data-leaderboard="lctg"' in index and 'data-leaderboard="judge"' not in index
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_a_symbolic_link_out_is_followed_and_kept(inputs: dict[str, Path], tmp_path: Path) -> None:
+    target = tmp_path / "published"
+    link = tmp_path / "site"
+    link.symlink_to(target, target_is_directory=True)
+    for source in ("--judge", "--lctg"):
+        done = run_cli("site", link, source, inputs[source.lstrip("-")])
+        assert done.returncode == 0, done.stderr
+        assert link.is_symlink() and link.readlink() == target
+    index = (target / "index.html").read_text(encoding="utf-8")
+    assert 'data-leaderboard="lctg"' in index and 'data-leaderboard="judge"' not in index
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["published", "site"]
+
+
+def test_a_truncated_result_is_named_and_the_figures_drawn_from_the_others(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    tree = tmp_path / "pfgen"
+    shutil.copytree(inputs["pfgen"], tree)
+    broken = tree / PFGEN_RUNS[0] / "result.json"
+    broken.write_bytes(broken.read_bytes()[:1000])
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--pfgen", tree)
+    assert done.returncode == 1
+    [warning] = done.stderr.strip().splitlines()
+    assert str(broken) in warning and "run left out" in warning
+    index = (out / "index.html").read_text(encoding="utf-8")
+    # Fig. 1-3 and score against length (Fig. 4-6 need the stability runs: left out)
+    assert index.count("<figure>") == 4
+    assert "are left out" not in index
+    assert f"Left out: {broken}" in index
+    assert ".site-" not in done.stderr + done.stdout + index  # no temporary folder named
+    assert index.count('data-run="result/') == len(PFGEN_RUNS) - 1
+
+
+def test_a_judge_folder_without_results_is_one_warning_and_no_row(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    judge = tmp_path / "judge-input"
+    judge.mkdir()
+    shutil.copy(inputs["judge"] / "pairwise" / "items.jsonl", judge / "items.jsonl")
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--judge", judge, "--lctg", inputs["lctg"])
+    assert done.returncode == 1
+    [warning] = done.stderr.strip().splitlines()
+    assert warning.startswith(f"warning: {judge}: nothing recognised")
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'data-leaderboard="judge"' not in index and 'data-run="."' not in index
+
+
+def whole_site(out: Path) -> bool:
+    """Every file index.html names (its assets and every run page's script) is there."""
+    index = (out / "index.html").read_text(encoding="utf-8")
+    [scripts] = re.findall(r'data-scripts="([^"]*)"', index)
+    named = list(json.loads(html.unescape(scripts)).values())
+    named += re.findall(r'(?:href|src)="(assets/[^"]+)"', index)
+    return all((out / name).is_file() for name in named)
+
+
+def test_a_killed_rebuild_leaves_a_whole_site(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """A rebuild killed (SIGKILL) at moments spread over its run: OUT is a whole site each
+    time, the old one or the new one, and the next rebuild finishes."""
+    out = tmp_path / "site"
+    assert run_cli("site", out, "--judge", inputs["judge"]).returncode == 0
+    command = [sys.executable, "-m", "pfgen_fast", "site", str(out), "--lctg", str(inputs["lctg"])]
+    for delay in (0.2, 0.5, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0):
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert whole_site(out), delay
+    assert run_cli("site", out, "--lctg", inputs["lctg"]).returncode == 0
+    assert whole_site(out)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'data-leaderboard="lctg"' in index and 'data-leaderboard="judge"' not in index
+    written = set(json.loads((out / ".pfgen_fast-site.json").read_text())["files"])
+    assert written == {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]

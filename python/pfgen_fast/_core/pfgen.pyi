@@ -30,7 +30,7 @@ __all__ = [
     "trigram_coverage",
 ]
 
-# The scoring spec's numbers.
+# The numbers of scoring-spec.md.
 
 HELPFULNESS_CUT: Final[int]
 """Helpfulness reads the first HELPFULNESS_CUT characters of an answer."""

@@ -1,20 +1,20 @@
 """The command-line arguments that commands share, each declared once with one help text: the
 benchmark's data directory, input paths (globs with `**`), worker threads and JSON output; and
-the argument types for counts and durations. Imports neither numpy nor the compiled core."""
+the argument types of every numeric and TASK=PATH option. Imports neither numpy nor the
+compiled core."""
 
 from __future__ import annotations
 
 import argparse
 import math
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from pfgen_fast.common.cpus import usable_cpus
-from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import expand_paths
 
 
@@ -45,6 +45,24 @@ def input_paths(patterns: list[str], defaults: Sequence[str], console: Console) 
     return paths
 
 
+# Argument types: each turns an option's text into its value, or refuses it with
+# `'TEXT': expected WHAT`, which argparse prefixes with the option (`argument --count: '0':
+# expected a whole number of at least 1`) and ends with the usage status, 2.
+ArgumentType = Callable[[str], Any]
+
+
+def refused(text: str, expected: str) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(f"{text!r}: expected {expected}")
+
+
+def integer(text: str) -> int:
+    """An argument type: any whole number (e.g. a seed)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise refused(text, "a whole number") from None
+
+
 def whole_number(text: str, minimum: int) -> int:
     """`text` as a whole number of at least `minimum`, else an argparse type error."""
     try:
@@ -52,7 +70,7 @@ def whole_number(text: str, minimum: int) -> int:
     except ValueError:
         value = minimum - 1
     if value < minimum:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least {minimum}")
+        raise refused(text, f"a whole number of at least {minimum}")
     return value
 
 
@@ -66,38 +84,76 @@ def non_negative_int(text: str) -> int:
     return whole_number(text, 0)
 
 
-def positive_float(text: str) -> float:
-    """An argument type: a finite number above 0 (e.g. seconds)."""
+def int_from_to(low: int, high: int) -> ArgumentType:
+    """An argument type: a whole number from `low` to `high`."""
+
+    def whole_number_in_range(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise refused(text, f"a whole number from {low} to {high}")
+        return value
+
+    return whole_number_in_range
+
+
+def finite_number(text: str) -> float:
+    """`text` as a finite number; NaN when it is none (every comparison with NaN is false)."""
     try:
         value = float(text)
     except ValueError:
-        value = math.nan
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number above 0")
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+def positive_float(text: str) -> float:
+    """An argument type: a finite number above 0 (e.g. seconds)."""
+    value = finite_number(text)
+    if not value > 0:
+        raise refused(text, "a finite number above 0")
     return value
 
 
 def non_negative_float(text: str) -> float:
     """An argument type: a finite number of at least 0 (e.g. a temperature)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value >= 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number of at least 0")
+    value = finite_number(text)
+    if not value >= 0:
+        raise refused(text, "a finite number of at least 0")
     return value
 
 
-def paths_by_task(values: list[str], option: str, placeholder: str) -> dict[str, Path]:
-    """`TASK=PATH` values of a repeated option, by task; a value of another form is an error
-    naming the option and the form (`placeholder`: FILE or DIR)."""
-    paths = {}
-    for value in values:
-        task, separator, path = value.partition("=")
+def fraction(text: str) -> float:
+    """An argument type: a number above 0 and at most 1 (a share)."""
+    value = finite_number(text)
+    if not 0 < value <= 1:
+        raise refused(text, "a number above 0 and at most 1")
+    return value
+
+
+def fraction_or_none(text: str) -> float | None:
+    """An argument type: a number above 0 and at most 1, or `none` (not sent: the server's
+    default)."""
+    if text.lower() == "none":
+        return None
+    value = finite_number(text)
+    if not 0 < value <= 1:
+        raise refused(text, "a number above 0 and at most 1, or none")
+    return value
+
+
+def task_path(placeholder: str) -> ArgumentType:
+    """An argument type: `TASK=PATH` (`placeholder`, FILE or DIR, names PATH in the message),
+    as a (task, path) pair; `dict(args.option)` gives the paths by task."""
+
+    def task_and_path(text: str) -> tuple[str, Path]:
+        task, separator, path = text.partition("=")
         if not separator or not task or not path:
-            raise PfgenError(f"{option} {value!r}: expected TASK={placeholder}")
-        paths[task] = Path(path)
-    return paths
+            raise refused(text, f"TASK={placeholder}")
+        return task, Path(path)
+
+    return task_and_path
 
 
 def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
@@ -114,51 +170,10 @@ def add_json_argument(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
 
 
-# Output options, one meaning each across the commands: `--out` is where a command's own output
-# goes (a folder, or the one file it makes), `--table FILE` exports the table it prints (.csv,
-# .parquet or .json).
-
-
-class DeprecatedAlias(argparse.Action):
-    """An option's old name, kept for one release: hidden from help, it sets the same value as
-    the new name and says on stderr to use that one."""
-
-    def __init__(self, option_strings: list[str], dest: str, new_name: str, **kwargs: object):
-        super().__init__(option_strings, dest, **kwargs)  # type: ignore[arg-type]
-        self.new_name = new_name
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: object,
-        option_string: str | None = None,
-    ) -> None:
-        print(
-            f"warning: {option_string} is deprecated and will be removed: use {self.new_name}",
-            file=sys.stderr,
-        )
-        setattr(namespace, self.dest, values)
-
-
-def add_table_argument(parser: argparse.ArgumentParser, what: str, old_name: str = "") -> None:
-    """`--table FILE`: also write `what` (the table printed) as .csv, .parquet or .json;
-    `old_name`, when given, is the option's former name, still accepted for one release."""
+def add_table_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--table FILE`: also write `what` (the table printed) as .csv, .parquet or .json. Output
+    options have one meaning each across the commands: `--out` is where a command's own output
+    goes, `--table` an export of the table it prints."""
     parser.add_argument(
         "--table", type=Path, metavar="FILE", help=f"also write {what} (.csv, .parquet or .json)"
-    )
-    if old_name:
-        add_deprecated_alias(parser, old_name, "--table", "table")
-
-
-def add_deprecated_alias(
-    parser: argparse.ArgumentParser, old_name: str, new_name: str, dest: str
-) -> None:
-    parser.add_argument(
-        old_name,
-        dest=dest,
-        type=Path,
-        action=DeprecatedAlias,
-        new_name=new_name,
-        help=argparse.SUPPRESS,
     )

@@ -193,6 +193,19 @@ def output_folder(path: Path) -> Path:
     return target.file
 
 
+def check_writable_folder(path: Path) -> None:
+    """Fails before any work when the folder `path` cannot take files (a file in the way, a
+    path through a file, no permission): a WriteError naming it. The folder is created."""
+    folder = output_folder(path)
+    make_parent(folder)
+    try:
+        folder.mkdir(exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise WriteError.of(path, error) from None
+
+
 @contextmanager
 def replaced_atomically(path: Path) -> Iterator[Path]:
     """A temporary file beside `path` to write, renamed into place when the block ends without

@@ -37,14 +37,32 @@ def parse_json_line(raw: bytes, where: str) -> dict[str, Any]:
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            raise InputError(f"{where}: not valid UTF-8 at byte {bad.start}") from None
-        raise InputError(f"{where}: not valid JSON: {error}") from None
+        raise InputError(f"{where}: {line_problem(raw, error)}") from None
     if not isinstance(value, dict):
-        raise InputError(f"{where}: expected a JSON object, got {type_name(value)}")
+        raise InputError(f"{where}: {not_an_object(value)}")
     return value
+
+
+def line_problem(raw: bytes, error: orjson.JSONDecodeError) -> str:
+    """What is wrong with a JSON line orjson refused: its UTF-8, else its JSON."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not valid UTF-8 at byte {bad.start}"
+    return f"not valid JSON: {error.msg} (column {error.colno})"
+
+
+def not_an_object(value: Any) -> str:
+    return f"expected a JSON object, got {type_name(value)}"
+
+
+def missing_field(name: str) -> str:
+    return f'field "{name}": missing'
+
+
+def wrong_type(name: str, expected: str, value: Any) -> str:
+    """A field of the wrong kind; `expected` as TYPE_NAMES words it ("a string")."""
+    return f'field "{name}": expected {expected}, got {type_name(value)}'
 
 
 def iter_json_lines(path: Path) -> Iterator[JsonLine]:
@@ -57,19 +75,20 @@ def iter_json_lines(path: Path) -> Iterator[JsonLine]:
 
 def parse_json(data: bytes, where: str, error: type[PfgenError] = InputError) -> Any:
     """A whole file's JSON value; `error` (InputError, or DataError for a benchmark's published
-    files) `WHERE: not valid JSON: ...` otherwise. orjson reads it; json (which also reads NaN and
-    UTF-16, and words the error) only when orjson cannot."""
+    files) `WHERE:LINE: not valid JSON: ...` otherwise. orjson reads it; json (which also reads
+    NaN and UTF-16, and words the error) only when orjson cannot."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         pass
     try:
         return json.loads(data)
-    except ValueError as problem:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            raise error(f"{where}: not valid UTF-8 at byte {bad.start}") from None
+    except UnicodeDecodeError as bad:
+        raise error(f"{where}: not valid UTF-8 at byte {bad.start}") from None
+    except json.JSONDecodeError as problem:
+        place = f"{where}:{problem.lineno}"
+        raise error(f"{place}: not valid JSON: {problem.msg} (column {problem.colno})") from None
+    except ValueError as problem:  # e.g. an integer too long to convert
         raise error(f"{where}: not valid JSON: {problem}") from None
     except RecursionError:
         raise error(f"{where}: not valid JSON: nested too deeply") from None
@@ -102,7 +121,7 @@ def require(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], where
     """`obj[name]` when present and of `kind`; an InputError naming the field otherwise. A
     bool is not accepted as a number."""
     if name not in obj:
-        raise InputError(f'{where}: field "{name}": missing')
+        raise InputError(f"{where}: {missing_field(name)}")
     value = obj[name]
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if isinstance(value, bool) and bool not in kinds:
@@ -111,7 +130,7 @@ def require(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], where
         kinds_ok = isinstance(value, kinds)
     if not kinds_ok:
         expected = " or ".join(TYPE_NAMES.get(k, k.__name__) for k in kinds)
-        raise InputError(f'{where}: field "{name}": expected {expected}, got {type_name(value)}')
+        raise InputError(f"{where}: {wrong_type(name, expected, value)}")
     return value
 
 

@@ -41,7 +41,9 @@ class Command:
 @dataclass(frozen=True)
 class Room:
     """A benchmark room: `word` is the command that holds its commands (`python -m pfgen_fast
-    WORD COMMAND ...`), or None for commands at the top level (`python -m pfgen_fast COMMAND`)."""
+    WORD COMMAND ...`), or None for commands at the top level (`python -m pfgen_fast COMMAND`).
+    `help` is its line in `python -m pfgen_fast --help`: beside its word, or above its
+    top-level commands."""
 
     word: str | None
     help: str

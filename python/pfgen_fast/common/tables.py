@@ -69,7 +69,10 @@ def print_table(
         index: max([cell_len(row[index]) for row in texts] + [cell_len(headers[index])])
         for index in shown
     }
-    key_width = min(widths[key], max(KEY_MIN_WIDTH, console.width // 3))
+    whole = sum(widths[index] + COLUMN_GAP for index in shown)
+    key_width = widths[key]
+    if whole > console.width:  # folding is needed: the first column gives up to 2/3 of it
+        key_width = min(widths[key], max(KEY_MIN_WIDTH, console.width // 3))
     panels = split_columns(others, widths, console.width - key_width - COLUMN_GAP)
     for number, panel in enumerate(panels, start=1):
         shown_title = title

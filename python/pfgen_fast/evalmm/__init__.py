@@ -1,2 +1,3 @@
-"""llm-jp-eval-mm's scorers, computed exactly as its `eval_mm` package does (quirks included by
-default), with the per-pair work in the Rust core. See docs/evalmm.md."""
+"""llm-jp-eval-mm: its tasks' items as its Task classes build them (`tasks/`), its scorers
+computed exactly as its `eval_mm` package does, with the per-pair work in the Rust core
+(`metrics/`), and a model's run over the tasks (`runner`). See docs/evalmm.md."""

@@ -44,10 +44,14 @@ def jdocqa(scores: Sequence[float], docs: Sequence[dict[str, Any]]) -> dict[str,
 
 
 def by_domain(scores: Sequence[float], docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """jic-vqa: mean per domain, and their unweighted mean as `average`."""
+    """jic-vqa: mean per domain, in the order the domains first appear, and their unweighted
+    mean as `average`. Items without a domain (null: llm-jp-eval-mm's preparation script gives
+    none to a question naming none of its four) are a group of their own, `"null"`, as the
+    original's None key is written in JSON."""
     domains: dict[str, list[float]] = {}
     for score, doc in zip(scores, docs, strict=True):
-        domains.setdefault(doc["domain"], []).append(score)
+        domain = "null" if doc["domain"] is None else doc["domain"]
+        domains.setdefault(domain, []).append(score)
     details: dict[str, Any] = {name: mean(values) for name, values in domains.items()}
     details["average"] = mean(list(details.values()))
     return {"overall_score": details["average"], "details": details}

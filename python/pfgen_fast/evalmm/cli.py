@@ -7,7 +7,8 @@ COMMANDS = "pfgen_fast.evalmm.commands"
 
 ROOM = Room(
     word="mm",
-    help="llm-jp-eval-mm's scorers (Japanese vision-language tasks), exact and fast",
+    help="llm-jp-eval-mm (Japanese vision-language tasks): run a model on its tasks, its "
+    "scorers, exact, and its leaderboard",
     commands=(
         Command(
             "score",
@@ -27,7 +28,8 @@ ROOM = Room(
         ),
         Command(
             "run",
-            "run a vision-language model (any OpenAI-compatible server) on tasks, then score",
+            "run a vision-language model (any OpenAI-compatible server) on tasks, then score "
+            "the replies",
             f"{COMMANDS}.run",
         ),
         Command(

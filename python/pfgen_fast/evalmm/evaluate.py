@@ -12,12 +12,12 @@ from typing import Any
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
-from pfgen_fast.evalmm.scorers import Options, get_scorer
-from pfgen_fast.evalmm.scoring import check_item, score_items
+from pfgen_fast.evalmm.metrics.judges import record_judge_failures
+from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
+from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
+from pfgen_fast.evalmm.outputs import EVALUATION, PREDICTIONS, model_of
 from pfgen_fast.evalmm.tasks import METRICS
 
-PREDICTIONS = "prediction.jsonl"
-EVALUATION = "evaluation.jsonl"
 JUDGE_LOG = "judge_replies.jsonl"
 
 
@@ -59,9 +59,10 @@ def read_run(folder: Path, result_dir: Path | None = None) -> Run:
     if not lines:
         raise InputError(f"{folder / PREDICTIONS}: no items")
     if result_dir is None:
-        return Run(folder.parent.name, folder.name, folder, lines, wheres)
-    task, *model = folder.relative_to(result_dir).parts
-    return Run(task, "/".join(model), folder, lines, wheres)
+        task, parts = folder.parent.name, [folder.name]
+    else:
+        task, *parts = folder.relative_to(result_dir).parts
+    return Run(task=task, model=model_of(parts), folder=folder, lines=lines, wheres=wheres)
 
 
 def metrics_of(run: Run, chosen: list[str] | None) -> list[str]:
@@ -105,12 +106,17 @@ def items_of(
 
 def score_run(
     run: Run, metrics: list[str], options: Options, docs_path: Path | None = None
-) -> dict[str, Any]:
-    """Each metric's aggregate; the items get their per-item scores. A metric whose fields the
-    items lack raises InputError naming the first such item and field."""
+) -> tuple[dict[str, Any], int]:
+    """Each metric's aggregate, and how many item scores a judge could not give; the items get
+    their per-item scores (and `judge_errors`, metric → reason, where a judge gave none). A
+    metric whose fields the items lack raises InputError naming the first such item and
+    field."""
     docs = read_docs(docs_path) if docs_path is not None else None
     items = items_of(run, docs, docs_path)
     evaluation: dict[str, Any] = {}
+    unjudged = 0
+    for line in run.lines:
+        line.pop("judge_errors", None)  # those of an earlier scoring
     for name in metrics:
         scorer = get_scorer(name)
         for item, where in zip(items, run.wheres, strict=True):
@@ -120,8 +126,9 @@ def score_run(
         scores, aggregate = score_items(scorer, refs, preds, items, options, run.wheres)
         for line, score in zip(run.lines, scores, strict=True):
             line[name] = score
+        unjudged += record_judge_failures(options, name, run.lines)
         evaluation[name] = aggregate
-    return evaluation
+    return evaluation, unjudged
 
 
 def write_run(run: Run, evaluation: dict[str, Any]) -> None:

@@ -12,10 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.evalmm.evaluate import EVALUATION
+from pfgen_fast.evalmm.outputs import EVALUATION, is_number, model_of, read_evaluation
 
 
 def leaderboard_rows(
@@ -32,17 +30,6 @@ def leaderboard_rows(
             row.append(None if aggregate is None else aggregate["overall_score"])
         rows.append(row)
     return ["model"] + [f"{task}/{metric}" for task, metric in columns], rows
-
-
-def read_evaluation(folder: Path) -> dict[str, Any]:
-    path = folder / EVALUATION
-    try:
-        value = orjson.loads(path.read_bytes().strip() or b"{}")
-    except (OSError, orjson.JSONDecodeError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from None
-    if not isinstance(value, dict):
-        raise InputError(f"{path}: expected a JSON object")
-    return value
 
 
 # Metric display names (llm-jp-eval-mm's metadata.METRICS).
@@ -72,6 +59,8 @@ PERCENT_METRICS = frozenset(
 )  # fmt: skip
 ENGLISH = "英語"
 FORMATS = ("markdown", "latex", "csv", "json")
+# The figure formats `--plot` writes, by the file's suffix.
+PLOT_FORMATS = ("png", "svg", "pdf")
 
 
 @dataclass(frozen=True)
@@ -104,7 +93,7 @@ def find_evaluations(result_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
         parts = path.parent.relative_to(result_dir).parts
         if len(parts) < 2 or any(part.startswith(".") for part in parts):
             continue
-        results[(parts[0], "/".join(parts[1:]))] = read_evaluation(path.parent)
+        results[(parts[0], model_of(parts[1:]))] = read_evaluation(path.parent)
     if not results:
         raise InputError(f"{result_dir}: no <task>/<model>/{EVALUATION} found")
     return results
@@ -133,7 +122,11 @@ def make_board(results: dict[tuple[str, str], dict[str, Any]]) -> Board:
     for task, metric in sorted(pairs, key=place):
         _, display, cluster = known.get(task, (0, task, ""))
         name = f"{display}/{METRIC_NAMES[metric]}"
-        columns.append(Column(task, metric, name, cluster, cluster == ENGLISH))
+        columns.append(
+            Column(
+                task=task, metric=metric, display=name, cluster=cluster, english=cluster == ENGLISH
+            )
+        )
     models = sorted({model for _, model in results})
     values: list[list[float | None]] = []
     for model in models:
@@ -141,7 +134,7 @@ def make_board(results: dict[tuple[str, str], dict[str, Any]]) -> Board:
         for column in columns:
             aggregate = results.get((column.task, model), {}).get(column.metric)
             score = None if aggregate is None else aggregate.get("overall_score")
-            if isinstance(score, (int, float)) and not isinstance(score, bool):
+            if is_number(score):
                 scale = 100 if column.metric in PERCENT_METRICS else 1
                 row.append(round(score * scale, 2))
             else:
@@ -203,9 +196,10 @@ def marked_cells(board: Board, style: str) -> list[list[str]]:
     """The values with one decimal, the best of each column bold and the second underlined
     (markdown `**x**` and `<u>x</u>`, LaTeX `\\textbf{x}` and `\\underline{x}`), as
     make_leaderboard.py marks them (the highest is the best, whatever the metric)."""
-    bold, under = ("**{}**", "<u>{}</u>") if style == "markdown" else (
-        "\\textbf{{{}}}", "\\underline{{{}}}"
-    )  # fmt: skip
+    if style == "markdown":
+        bold, under = "**{}**", "<u>{}</u>"
+    else:
+        bold, under = "\\textbf{{{}}}", "\\underline{{{}}}"
     cells = [["" if value is None else f"{value:.1f}" for value in row] for row in board.values]
     for index in range(len(board.columns)):
         ranked = sorted(
@@ -237,9 +231,19 @@ def markdown_table(board: Board) -> str:
     return "\n".join(lines) + "\n"
 
 
+# LaTeX's special characters in a model's or a column's name, the backslash first.
+LATEX_ESCAPES = (
+    ("\\", "\\textbackslash{}"),
+    ("_", "\\_"),
+    ("&", "\\&"),
+    ("%", "\\%"),
+    ("#", "\\#"),
+    ("$", "\\$"),
+)
+
+
 def latex_escape(text: str) -> str:
-    for plain, escaped in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("&", "\\&"),
-                           ("%", "\\%"), ("#", "\\#"), ("$", "\\$")):  # fmt: skip
+    for plain, escaped in LATEX_ESCAPES:
         text = text.replace(plain, escaped)
     return text
 

@@ -1,7 +1,7 @@
 """The judge's data: pfgen-bench runs as judge input. The answers of a run's trials file
 question by question (in file order: the t-th answer to a question is trial t), the questions
-and their model answers (`note`) from the benchmark's `Qxx.json` (read by `common.pfgen_data`),
-and the run's overall score (`result.json`)."""
+and their model answers (`note`) from the benchmark's `Qxx.json` (read by the pfgen room's
+`outputs`), and the run's overall score (`result.json`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from pathlib import Path
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
-from pfgen_fast.common.pfgen_data import Question
-from pfgen_fast.common.pfgen_data import load_questions as load_pfgen_questions
-from pfgen_fast.common.runs import result_path, trials_file
 from pfgen_fast.judge.items import PairItem
+from pfgen_fast.pfgen.outputs import Question, result_path, trials_file
+from pfgen_fast.pfgen.outputs import load_questions as load_pfgen_questions
 
 
 @dataclass(frozen=True)

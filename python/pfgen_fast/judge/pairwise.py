@@ -5,22 +5,30 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.reasoning import after_reasoning
 from pfgen_fast.judge.items import PairItem
 from pfgen_fast.judge.metrics import concordance, fleiss_kappa, robustness
 from pfgen_fast.judge.prompts import PairwisePrompt, criteria_prompt
+from pfgen_fast.judge.replies import CUT, answer_failure, reply_tokens
 from pfgen_fast.judge.verdicts import LETTERS, OrderReading, combine, read_order
 
 # The paper's settings (temperature 0, seed 1) and the top-20 log-probabilities it reads.
 SAMPLING = {"temperature": 0, "seed": 1}
 TOP_LOGPROBS = 20
 METHODS = ("proposed", "bs1", "bs2")
+# A reply's new tokens at most, unless --max-tokens says: one letter for the result-only
+# prompts (the verdict is that token); for a reason then the verdict, and for criteria,
+# MT-Bench's judge limit (FastChat's llm_judge asks for at most 2048).
+RESULT_ONLY_MAX_TOKENS = 1
+REASONED_MAX_TOKENS = 2048
 
 Progress = Callable[[int, int], None]
+CriteriaKey = tuple[str, str | None]
 
 
 @dataclass(frozen=True)
@@ -28,54 +36,85 @@ class JudgeSetup:
     prompt: PairwisePrompt
     base_url: str
     model: str
+    max_tokens: int | None = None  # --max-tokens, the bound of every reply; None: defaults
+
+    @property
+    def verdict_max_tokens(self) -> int:
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return REASONED_MAX_TOKENS if self.prompt.reasoning else RESULT_ONLY_MAX_TOKENS
+
+    @property
+    def criteria_max_tokens(self) -> int:
+        return REASONED_MAX_TOKENS if self.max_tokens is None else self.max_tokens
+
+    def settings(self) -> dict[str, Any]:
+        """The request settings, as the outputs record them."""
+        settings: dict[str, Any] = {
+            **SAMPLING,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+            "max_tokens": self.verdict_max_tokens,
+        }
+        if self.prompt.with_criteria:
+            settings["criteria_max_tokens"] = self.criteria_max_tokens
+        return settings
 
 
-def criteria_request(question: str, reference: str | None) -> ChatRequest:
+def criteria_request(question: str, reference: str | None, max_tokens: int) -> ChatRequest:
     return ChatRequest(
-        [{"role": "user", "content": criteria_prompt(question, reference)}], SAMPLING
+        [{"role": "user", "content": criteria_prompt(question, reference)}],
+        {**SAMPLING, "max_tokens": max_tokens},
     )
 
 
 def judge_request(
-    prompt: PairwisePrompt, item: PairItem, swapped: bool, criteria: str | None
+    setup: JudgeSetup, item: PairItem, swapped: bool, criteria: str | None
 ) -> ChatRequest:
-    """Order 1 shows LLM A's answer first, order 2 (swapped) LLM B's. A result-only reply is
-    one token."""
+    """Order 1 shows LLM A's answer first, order 2 (swapped) LLM B's."""
     first, second = (item.answer_b, item.answer_a) if swapped else (item.answer_a, item.answer_b)
-    text = prompt.render(item.question, item.reference, first, second, criteria)
-    params: dict[str, Any] = {**SAMPLING, "logprobs": True, "top_logprobs": TOP_LOGPROBS}
-    if not prompt.reasoning:
-        params["max_tokens"] = 1
+    text = setup.prompt.render(item.question, item.reference, first, second, criteria)
+    params: dict[str, Any] = {
+        **SAMPLING,
+        "logprobs": True,
+        "top_logprobs": TOP_LOGPROBS,
+        "max_tokens": setup.verdict_max_tokens,
+    }
     return ChatRequest([{"role": "user", "content": text}], params)
 
 
-def reply_tokens(replies: Sequence[LLMReply | LLMError]) -> Counter[str]:
-    """Prompt and completion tokens of the replies, cached ones included (what the evaluation
-    costs from scratch)."""
-    tokens: Counter[str] = Counter()
-    for reply in replies:
-        if isinstance(reply, LLMReply):
-            tokens["prompt"] += reply.usage.get("prompt_tokens", 0)
-            tokens["completion"] += reply.usage.get("completion_tokens", 0)
-    return tokens
+@dataclass
+class Criteria:
+    """The criteria of each (question, reference) judged, the failures of the others, and how
+    many replies held none (used as an empty text, with a warning)."""
+
+    texts: dict[CriteriaKey, str] = field(default_factory=dict)
+    errors: dict[CriteriaKey, str] = field(default_factory=dict)
+    empty: int = 0
 
 
 def generate_criteria(
-    client: LLMClient, items: Sequence[PairItem], progress: Progress | None, tokens: Counter[str]
-) -> tuple[dict[tuple[str, str | None], str], dict[tuple[str, str | None], str]]:
-    """The criteria of every distinct (question, reference), one call each; also the errors of
-    the calls that failed. The replies' tokens are added to `tokens`."""
+    client: LLMClient,
+    items: Sequence[PairItem],
+    setup: JudgeSetup,
+    progress: Progress | None,
+    tokens: Counter[str],
+) -> Criteria:
+    """The criteria of every distinct (question, reference), one call each, read after the
+    judge's reasoning. The replies' tokens are added to `tokens`."""
     keys = list(dict.fromkeys((item.question, item.reference) for item in items))
-    replies = client.run([criteria_request(q, r) for q, r in keys], progress, label="criteria")
+    requests = [criteria_request(q, r, setup.criteria_max_tokens) for q, r in keys]
+    replies = client.run(requests, progress, label="criteria")
     tokens.update(reply_tokens(replies))
-    criteria: dict[tuple[str, str | None], str] = {}
-    errors: dict[tuple[str, str | None], str] = {}
+    criteria = Criteria()
     for key, reply in zip(keys, replies, strict=True):
-        if isinstance(reply, LLMError):
-            errors[key] = f"criteria: {reply}"
-        else:
-            criteria[key] = reply.text
-    return criteria, errors
+        if isinstance(reply, LLMReply) and reply.finish_reason != "length":
+            text = after_reasoning(reply.text)
+            criteria.texts[key] = text
+            criteria.empty += not text.strip()
+            continue
+        criteria.errors[key] = f"criteria: {answer_failure(reply, 'criteria')}"
+    return criteria
 
 
 def order_record(reading: OrderReading, reply: LLMReply, shown_first: str) -> dict[str, Any]:
@@ -88,6 +127,7 @@ def order_record(reading: OrderReading, reply: LLMReply, shown_first: str) -> di
         "position": reading.position,
         "probabilities": reading.probabilities,
         "top_logprobs": top,
+        "alternatives": len(top),
         "text": reply.text,
     }
 
@@ -111,21 +151,46 @@ def base_record(item: PairItem) -> dict[str, Any]:
     return record
 
 
+def missing_verdict(reply: LLMReply, reasoning: bool) -> str:
+    """Why no verdict token was found in a reply that has an answer."""
+    if reply.finish_reason == "length":
+        return CUT.format(what="verdict")
+    if reasoning:
+        return "no A, B or C token after the reason"
+    return "no generated token in the log-probabilities"
+
+
 def item_record(
     item: PairItem, replies: tuple[LLMReply | LLMError, LLMReply | LLMError], setup: JudgeSetup
 ) -> dict[str, Any]:
+    """Both orders read into the three verdicts; `error` (each failed order's reason) when an
+    order gives no verdict token, or no letter has any probability in either order."""
     record = base_record(item)
-    first, second = replies
-    if isinstance(first, LLMError) or isinstance(second, LLMError):
-        record["error"] = str(first if isinstance(first, LLMError) else second)
+    reasoning = setup.prompt.reasoning
+    failures = [
+        f"order {n}: {why}"
+        for n, reply in enumerate(replies, start=1)
+        if (why := answer_failure(reply, "verdict", last=reasoning)) is not None
+    ]
+    if failures:
+        record["error"] = "; ".join(failures)
         return record
+    first, second = (reply for reply in replies if isinstance(reply, LLMReply))
     for reply in (first, second):
         require_logprobs(reply, setup, item)
-    reading1 = read_order(first.logprobs or (), setup.prompt.reasoning)
-    reading2 = read_order(second.logprobs or (), setup.prompt.reasoning)
+    reading1 = read_order(first.logprobs or (), reasoning)
+    reading2 = read_order(second.logprobs or (), reasoning)
+    failures = [
+        f"order {n}: {missing_verdict(reply, reasoning)}"
+        for n, (reply, reading) in enumerate(((first, reading1), (second, reading2)), start=1)
+        if reading.position is None
+    ]
+    if failures:
+        record["error"] = "; ".join(failures)
+        return record
     verdict = combine(reading1, reading2)
     if verdict.proposed is None:
-        record["error"] = "no A, B or C among the top log-probabilities at the verdict position"
+        record["error"] = "no A, B or C among the top log-probabilities at the verdict token"
     record["verdict"] = {"proposed": verdict.proposed, "bs1": verdict.bs1, "bs2": verdict.bs2}
     record["consistent"] = verdict.consistent
     record["tie_broken"] = verdict.tie_broken
@@ -136,40 +201,72 @@ def item_record(
     return record
 
 
+@dataclass
+class PairwiseRun:
+    """The records of a run, the tokens of all its replies, and what to warn about."""
+
+    records: list[dict[str, Any]]
+    tokens: Counter[str]
+    warnings: list[str]
+
+
 def judge_pairs(
     client: LLMClient,
     items: Sequence[PairItem],
     setup: JudgeSetup,
     progress: Progress | None = None,
-) -> tuple[list[dict[str, Any]], Counter[str]]:
+) -> PairwiseRun:
     """One record per item: both orders' letters and probabilities, the three verdicts,
     whether the orders agree, the replies' text; `error` when a call failed or no verdict
-    could be read. Also the tokens of all replies."""
-    criteria: dict[tuple[str, str | None], str] = {}
-    criteria_errors: dict[tuple[str, str | None], str] = {}
+    could be read. Also the tokens of all replies, and the warnings."""
+    criteria = Criteria()
     tokens: Counter[str] = Counter()
     if setup.prompt.with_criteria:
-        criteria, criteria_errors = generate_criteria(client, items, progress, tokens)
-    judged = [item for item in items if (item.question, item.reference) not in criteria_errors]
+        criteria = generate_criteria(client, items, setup, progress, tokens)
+    judged = [item for item in items if (item.question, item.reference) not in criteria.errors]
     requests = []
     for item in judged:
-        text = criteria.get((item.question, item.reference))
-        requests.append(judge_request(setup.prompt, item, swapped=False, criteria=text))
-        requests.append(judge_request(setup.prompt, item, swapped=True, criteria=text))
+        text = criteria.texts.get((item.question, item.reference))
+        requests.append(judge_request(setup, item, swapped=False, criteria=text))
+        requests.append(judge_request(setup, item, swapped=True, criteria=text))
     judged_replies = client.run(requests, progress, label="verdicts")
     tokens.update(reply_tokens(judged_replies))
     replies = iter(judged_replies)
     records = []
     for item in items:
         key = (item.question, item.reference)
-        if key in criteria_errors:
-            records.append({**base_record(item), "error": criteria_errors[key]})
+        if key in criteria.errors:
+            records.append({**base_record(item), "error": criteria.errors[key]})
             continue
         record = item_record(item, (next(replies), next(replies)), setup)
         if setup.prompt.with_criteria:
-            record["criteria"] = criteria[key]
+            record["criteria"] = criteria.texts[key]
         records.append(record)
-    return records, tokens
+    return PairwiseRun(records, tokens, run_warnings(records, criteria.empty))
+
+
+def fewest_alternatives(record: dict[str, Any]) -> int | None:
+    """The fewest top log-probabilities that came at the verdict token of either order."""
+    orders = record.get("orders")
+    return min(order["alternatives"] for order in orders) if orders else None
+
+
+def run_warnings(records: Sequence[dict[str, Any]], empty_criteria: int) -> list[str]:
+    """Fewer alternatives than asked for, and criteria replies without criteria."""
+    warnings = []
+    counts = [n for n in map(fewest_alternatives, records) if n is not None and n < TOP_LOGPROBS]
+    if counts:
+        warnings.append(
+            f"{len(counts)} items got fewer than the {TOP_LOGPROBS} top log-probabilities "
+            f"asked for at a verdict token (as few as {min(counts)}); a letter missing among "
+            "them counts as probability 0 (docs/judge.md)"
+        )
+    if empty_criteria:
+        warnings.append(
+            f"{empty_criteria} criteria replies were empty; their questions were judged with "
+            "empty criteria"
+        )
+    return warnings
 
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -186,14 +283,20 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def measures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Concordance of each method with the annotators (items with labels), Fleiss' kappa
-    among them, robustness, verdict counts, tie-breaks; over the items without errors."""
+    among them, robustness, verdict counts, tie-breaks; over the items without errors (their
+    number: `judged`). `fewer_alternatives`: the judged items with fewer top
+    log-probabilities than asked for at a verdict token."""
     judged = [r for r in records if "error" not in r]
     labelled = [r for r in judged if "labels" in r]
     labels = [r["labels"] for r in labelled]
     summary: dict[str, Any] = {
         "items": len(records),
+        "judged": len(judged),
         "errors": len(records) - len(judged),
         "labelled": len(labelled),
+        "fewer_alternatives": sum(
+            1 for r in judged if (fewest_alternatives(r) or TOP_LOGPROBS) < TOP_LOGPROBS
+        ),
     }
     for method in METHODS:
         summary[method] = concordance([r["verdict"][method] for r in labelled], labels)

@@ -12,15 +12,19 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
+from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.figures import pyplot, write_figure
-from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError
-from pfgen_fast.common.pfgen_data import Question
+from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.reasoning import after_reasoning
 from pfgen_fast.judge.data import Run
-from pfgen_fast.judge.pairwise import reply_tokens
 from pfgen_fast.judge.prompts import pointwise_prompt
+from pfgen_fast.judge.replies import answer_failure, reply_tokens
+from pfgen_fast.pfgen.outputs import Question
 
-# MT-Bench's judge settings: greedy decoding.
+# MT-Bench's judge settings: greedy decoding, at most 2048 new tokens (FastChat's llm_judge).
 SAMPLING = {"temperature": 0}
+DEFAULT_MAX_TOKENS = 2048
+NO_RATING = "no rating [[1-10]] in the reply"
 RATING = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
 LOOSE_RATING = re.compile(r"\[\s*(\d+(?:\.\d+)?)\s*\]")
 
@@ -44,33 +48,47 @@ class RunRating:
     unrated: int  # no rating in the reply, or the call failed
 
 
+def rating_of(result: LLMReply | LLMError, record: dict[str, Any]) -> None:
+    """Sets the record's `rating` (None when there is none), the reply's `text`, and `error`
+    (why there is no rating). The rating is read after the judge's reasoning."""
+    record["rating"] = None
+    failure = answer_failure(result, "rating")
+    if isinstance(result, LLMReply):
+        record["text"] = result.text
+        if failure is None:
+            record["rating"] = parse_rating(after_reasoning(result.text))
+            failure = NO_RATING if record["rating"] is None else None
+    if failure is not None:
+        record["error"] = failure
+
+
 def rate_runs(
     client: LLMClient,
     runs: Sequence[tuple[Run, float]],
     questions: Sequence[Question],
     trials: int | None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[RunRating], Counter[str]]:
-    """One record per rated answer (run, question, trial, rating, reply or error), each run's
-    summary, and the tokens of all replies; `runs` pairs each run with its pfgen-bench score."""
+    """One record per rated answer (run, question, trial, rating, reply, error when unrated),
+    each run's summary, and the tokens of all replies; `runs` pairs each run with its
+    pfgen-bench score."""
     keys: list[tuple[str, Question, int]] = []
     requests: list[ChatRequest] = []
+    params = {**SAMPLING, "max_tokens": max_tokens}
     for run, _ in runs:
         for question in questions:
             answers = run.answers.get(question.question, [])
             for t, answer in enumerate(answers[:trials] if trials else answers):
                 text = pointwise_prompt(question.question, question.note, answer)
                 keys.append((run.name, question, t + 1))
-                requests.append(ChatRequest([{"role": "user", "content": text}], SAMPLING))
+                requests.append(ChatRequest([{"role": "user", "content": text}], params))
     replies = client.run(requests, progress, label="ratings")
     records = []
     ratings: dict[str, list[float | None]] = {run.name: [] for run, _ in runs}
     for (name, question, trial), reply in zip(keys, replies, strict=True):
         record: dict[str, Any] = {"run": name, "question": question.question_id, "trial": trial}
-        if isinstance(reply, LLMError):
-            record["rating"], record["error"] = None, str(reply)
-        else:
-            record["rating"], record["text"] = parse_rating(reply.text), reply.text
+        rating_of(reply, record)
         ratings[name].append(record["rating"])
         records.append(record)
     summaries = []
@@ -86,6 +104,18 @@ def rate_runs(
             )
         )
     return records, summaries, reply_tokens(replies)
+
+
+def check_plot_path(path: Path) -> None:
+    """Before any call: matplotlib is there and draws the suffix's format."""
+    plt = pyplot()
+    formats = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    suffix = path.suffix.lstrip(".").lower() or "png"
+    if suffix not in formats:
+        raise PfgenError(
+            f"--plot {path}: unknown figure format {suffix!r} (one of {', '.join(sorted(formats))})"
+        )
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from pfgen_fast.common.reasoning import CLOSING, OPENING, has_reasoning
+
 LETTERS = ("A", "B", "C")
 # In the swapped order (LLM B shown first) the letters name the other model.
 SWAPPED = {"A": "B", "B": "A", "C": "C"}
@@ -33,17 +35,40 @@ class OrderReading:
     probabilities: dict[str, float]  # exp(logprob) of A, B, C among the top alternatives there
 
 
-def verdict_position(tokens: Sequence[TokenWithAlternatives], reasoning: bool) -> int | None:
-    """The result-only prompts ask for one letter: the first generated token. After a reason the
-    verdict is the last generated token that is exactly A, B or C (spaces around it aside)."""
-    if not tokens:
-        return None
-    if not reasoning:
+def answer_start(tokens: Sequence[TokenWithAlternatives]) -> int | None:
+    """Where the answer begins among the generated tokens: 0 when they hold no `<think>` tag;
+    after a reasoning block, the first token that begins after the end of the last
+    `</think>` (a tag may span several tokens); None when reasoning is left open (an opening
+    tag after the last closing one, or one never closed: the reply never reached its answer)."""
+    text = "".join(token.token for token in tokens)
+    if not has_reasoning(text):
         return 0
-    for index in range(len(tokens) - 1, -1, -1):
-        if tokens[index].token.strip() in LETTERS:
+    closings = list(CLOSING.finditer(text))
+    end = closings[-1].end() if closings else 0
+    if OPENING.search(text, end) is not None:
+        return None
+    offset = 0
+    for index, token in enumerate(tokens):
+        if offset >= end:
             return index
-    return None
+        offset += len(token.token)
+    return len(tokens)
+
+
+def verdict_position(tokens: Sequence[TokenWithAlternatives], reasoning: bool) -> int | None:
+    """The result-only prompts ask for one letter: the first generated token of the answer
+    (after a reasoning block, the first that is not white space). After a reason the verdict is
+    the last generated token of the answer that is exactly A, B or C (spaces around it aside).
+    Replies without `<think>` tags are read from their first token."""
+    start = answer_start(tokens)
+    if start is None:
+        return None
+    answer = range(start, len(tokens))
+    if not reasoning:
+        if start == 0:
+            return 0 if tokens else None
+        return next((i for i in answer if tokens[i].token.strip()), None)
+    return next((i for i in reversed(answer) if tokens[i].token.strip() in LETTERS), None)
 
 
 def letter_probabilities(top: Sequence[tuple[str, float]]) -> dict[str, float]:

@@ -28,15 +28,19 @@ def shown(value: float) -> float:
     return float(f"{value:.3f}")
 
 
-def ctg_rate(results: Sequence[bool | None]) -> float:
-    """Satisfied generations over all generations of the joined prompts (None fails)."""
+def ctg_rate(results: Sequence[bool | None]) -> float | None:
+    """Satisfied generations over all generations of the joined prompts (None fails); None
+    when there are none (every generation of the iteration failed at the remover)."""
+    if not results:
+        return None
     return sum(1 for result in results if result is True) / len(results)
 
 
-def quality_rate(labels: Sequence[bool | str]) -> tuple[float | None, int, int]:
-    """(rate, judged appropriate, judged): unparseable replies (strings) leave numerator and
-    denominator; the rate is None when no reply of the iteration could be parsed (the
-    benchmark's script stops there with a division by zero)."""
+def quality_rate(labels: Sequence[bool | str | None]) -> tuple[float | None, int, int]:
+    """(rate, judged appropriate, judged): unparseable replies (strings) and items without a
+    label (None: a failed call) leave numerator and denominator; the rate is None when no
+    reply of the iteration could be parsed (the benchmark's script stops there with a
+    division by zero)."""
     judged = [label for label in labels if isinstance(label, bool)]
     appropriate = sum(1 for label in judged if label)
     return (appropriate / len(judged) if judged else None), appropriate, len(judged)
@@ -44,16 +48,23 @@ def quality_rate(labels: Sequence[bool | str]) -> tuple[float | None, int, int]:
 
 @dataclass(frozen=True)
 class ConstraintScores:
-    ctg_iterations: list[float]  # unrounded, per iteration
+    ctg_iterations: list[float | None]  # unrounded, per iteration
     ctg_counts: list[int]  # satisfied, per iteration
+    ctg_checked: list[int]  # generations checked, per iteration
     quality_iterations: list[float | None]  # unrounded, per iteration
     quality_counts: list[tuple[int, int]]  # (appropriate, judged), per iteration
-    ctg: float  # mean of the rounded iteration rates
+    ctg: float | None  # mean of the rounded iteration rates
     quality: float | None  # the rounded mean of the iteration rates
 
 
+def rounded_mean(rates: Sequence[float | None]) -> float | None:
+    """The mean of the rates rounded as the benchmark writes them; None when one is None."""
+    present = [shown(rate) for rate in rates if rate is not None]
+    return sum(present) / len(present) if len(present) == len(rates) else None
+
+
 def constraint_scores(
-    ctg_results: Sequence[Sequence[bool | None]], labels: Sequence[Sequence[bool | str]]
+    ctg_results: Sequence[Sequence[bool | None]], labels: Sequence[Sequence[bool | str | None]]
 ) -> ConstraintScores:
     """One constraint's scores from its per-iteration results (`[iteration][prompt]`)."""
     ctg_iterations = [ctg_rate(results) for results in ctg_results]
@@ -65,9 +76,10 @@ def constraint_scores(
     return ConstraintScores(
         ctg_iterations=ctg_iterations,
         ctg_counts=[sum(1 for r in results if r is True) for results in ctg_results],
+        ctg_checked=[len(results) for results in ctg_results],
         quality_iterations=rates,
         quality_counts=[(appropriate, judged) for _, appropriate, judged in quality],
-        ctg=sum(shown(rate) for rate in ctg_iterations) / len(ctg_iterations),
+        ctg=rounded_mean(ctg_iterations),
         quality=mean_quality,
     )
 
@@ -79,14 +91,15 @@ def score_row(scores: dict[str, ConstraintScores]) -> dict[str, float | None]:
     for constraint in CONSTRAINTS:
         row[f"{LABELS[constraint]}-ctg"] = scores[constraint].ctg
         row[f"{LABELS[constraint]}-qual"] = scores[constraint].quality
-    row["Avg-ctg"] = sum(scores[c].ctg for c in CONSTRAINTS) / len(CONSTRAINTS)
-    qualities = [scores[c].quality for c in CONSTRAINTS]
-    row["Avg-qual"] = (
-        None
-        if any(q is None for q in qualities)
-        else sum(q for q in qualities if q is not None) / len(CONSTRAINTS)
-    )
+    row["Avg-ctg"] = mean_of_all([scores[c].ctg for c in CONSTRAINTS])
+    row["Avg-qual"] = mean_of_all([scores[c].quality for c in CONSTRAINTS])
     return row
+
+
+def mean_of_all(values: Sequence[float | None]) -> float | None:
+    """The mean of the values; None when one of them is None."""
+    present = [value for value in values if value is not None]
+    return sum(present) / len(values) if len(present) == len(values) else None
 
 
 def shown_row(row: dict[str, float | None]) -> dict[str, float | None]:

@@ -4,13 +4,13 @@ the four checks, and the scores. Calls go through the shared LLM client (cached,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.reasoning import after_reasoning, strip_reasoning, unanswered
 from pfgen_fast.lctg.aggregate import ITERATIONS, ConstraintScores, constraint_scores
 from pfgen_fast.lctg.checks import INVALID, check, delete_blank
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
@@ -21,11 +21,13 @@ from pfgen_fast.lctg.templates import Templates
 Progress = Callable[[str, int, int], None]
 FIRST_LABELS = {"適切": True, "不適切": False}
 RETRY_LABELS = {"True": True, "False": False}
+CUT = "cut at max_tokens before the end of its reply (raise --max-tokens)"
 
 
 @dataclass
 class Item:
-    """One generation: the texts, the check of its constraint and the judge's verdict."""
+    """One generation: the texts, the check of its constraint and the judge's verdict; or why
+    the remover or the judge gave none (`failure`: the item leaves the rates it would enter)."""
 
     prompt_id: int
     constraint: str
@@ -35,10 +37,12 @@ class Item:
     remover_status: int = 200
     check: bool | None = None
     judge_replies: list[str] = field(default_factory=list)  # as received; a retry second
-    quality: bool | str = ""  # True/False, or the unparseable reply (blanks removed)
+    quality: bool | str | None = None  # True/False, the unparseable reply, None: no label
+    failure: str | None = None
+    remover_failed: bool = False
 
     def record(self) -> dict[str, Any]:
-        return {
+        record = {
             "prompt_id": self.prompt_id,
             "constraint": self.constraint,
             "iteration": self.iteration,
@@ -49,6 +53,9 @@ class Item:
             "judge_replies": self.judge_replies,
             "quality": self.quality,
         }
+        if self.failure is not None:
+            record["failure"] = self.failure
+        return record
 
 
 def chat(templates: Templates, prompt: str, params: dict[str, Any]) -> ChatRequest:
@@ -59,20 +66,19 @@ def chat(templates: Templates, prompt: str, params: dict[str, Any]) -> ChatReque
     return ChatRequest(messages=messages, params=params)
 
 
-def replies(
-    client: LLMClient, requests: Sequence[ChatRequest], role: str, progress: Progress | None
-) -> list[LLMReply]:
-    """The replies in order; a PfgenError when a call failed for good (the replies received are
-    cached, so running again resumes)."""
-    callback = None if progress is None else partial(progress, role)
-    results = client.run(requests, callback, label=role)
-    failed = [result for result in results if isinstance(result, LLMError)]
-    if failed:
-        raise PfgenError(
-            f"{len(failed)} of {len(results)} {role} calls failed (first: {failed[0]}); the "
-            "replies received are cached: run the command again to resume"
-        )
-    return [result for result in results if isinstance(result, LLMReply)]
+def call_failure(result: LLMReply | LLMError) -> str | None:
+    """Why a remover or judge call gives no usable reply: the call failed (HTTP 400 from the
+    judge included), or the reply was cut at max_tokens; None otherwise."""
+    if isinstance(result, LLMError):
+        reason = getattr(result, "reason", None)
+        return reason if isinstance(reason, str) and reason else str(result)
+    if result.status == 400:
+        error = result.raw.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        return f"HTTP 400: {message or 'refused'}"
+    if result.finish_reason == "length":
+        return unanswered(after_reasoning(result.text), "length") or CUT
+    return None
 
 
 def remove_headers(
@@ -82,11 +88,40 @@ def remove_headers(
     params: dict[str, Any],
     progress: Progress | None,
 ) -> None:
-    """The remover's text for every item; a refused request (HTTP 400) is "Invalid Error"."""
+    """The remover's text (after its reasoning) for every item; a refused request (HTTP 400)
+    is "Invalid Error", as the benchmark's BadRequestError; any other failure is the item's."""
     requests = [chat(templates, templates.remover(item.raw), params) for item in items]
-    for item, reply in zip(items, replies(client, requests, "remover", progress), strict=True):
-        item.remover_status = reply.status
-        item.cleaned = INVALID if reply.status == 400 else reply.text
+    callback = None if progress is None else partial(progress, "remover")
+    results = client.run(requests, callback, label="remover")
+    for item, result in zip(items, results, strict=True):
+        if result.status == 400:
+            item.remover_status, item.cleaned = 400, INVALID
+        elif (failure := call_failure(result)) is not None:
+            item.failure, item.remover_failed = f"remover: {failure}", True
+        elif isinstance(result, LLMReply):
+            item.remover_status, item.cleaned = result.status, after_reasoning(result.text)
+
+
+def judge_round(
+    client: LLMClient,
+    requests: list[ChatRequest],
+    items: list[Item],
+    stage: str,
+    progress: Progress | None,
+) -> list[tuple[Item, str]]:
+    """Asks the judge; each item with a reply gets it appended to its `judge_replies` and
+    comes back with the reply after its reasoning, blanks removed; the others get `failure`."""
+    callback = None if progress is None else partial(progress, stage)
+    results = client.run(requests, callback, label=stage)
+    answered = []
+    for item, result in zip(items, results, strict=True):
+        failure = call_failure(result)
+        if failure is not None or not isinstance(result, LLMReply):
+            item.failure = f"{stage}: {failure}"
+            continue
+        item.judge_replies.append(result.text)
+        answered.append((item, delete_blank(after_reasoning(result.text))))
+    return answered
 
 
 def judge(
@@ -97,16 +132,17 @@ def judge(
     params: dict[str, Any],
     progress: Progress | None,
 ) -> None:
-    """The quality label of every item: the first reply, blanks removed, when it is exactly
-    適切 or 不適切; else the retry's when exactly True or False; else the retry's text."""
+    """The quality label of every item the remover cleaned: the first reply, blanks removed,
+    when it is exactly 適切 or 不適切; else the retry's when exactly True or False; else the
+    retry's text."""
+    cleaned = [item for item in items if not item.remover_failed]
     first = [
         chat(templates, templates.judge(item.cleaned, base_texts[item.prompt_id]), params)
-        for item in items
+        for item in cleaned
     ]
     pending = []
-    for item, reply in zip(items, judged(client, first, "judge", progress), strict=True):
-        item.judge_replies = [reply.text]
-        label = FIRST_LABELS.get(delete_blank(reply.text))
+    for item, answer in judge_round(client, first, cleaned, "judge", progress):
+        label = FIRST_LABELS.get(answer)
         if label is None:
             pending.append(item)
         else:
@@ -115,30 +151,23 @@ def judge(
         chat(templates, templates.judge_retry(item.cleaned, base_texts[item.prompt_id]), params)
         for item in pending
     ]
-    for item, reply in zip(pending, judged(client, retry, "judge retry", progress), strict=True):
-        item.judge_replies.append(reply.text)
-        answer = delete_blank(reply.text)
+    for item, answer in judge_round(client, retry, pending, "judge retry", progress):
         item.quality = RETRY_LABELS.get(answer, answer)
 
 
-def judged(
-    client: LLMClient, requests: list[ChatRequest], stage: str, progress: Progress | None
-) -> list[LLMReply]:
-    """The judge's replies; one the server refused (HTTP 400) is an error, as in the
-    benchmark, whose judge script stops there."""
-    results = replies(client, requests, stage, progress)
-    for reply in results:
-        if reply.status == 400:
-            raise PfgenError(f"the judge's server refused a request (HTTP 400): {reply.raw}")
-    return results
-
-
-def make_items(rows: list[GenerationRow]) -> list[Item]:
+def make_items(rows: list[GenerationRow], strip: bool) -> list[Item]:
+    """The items of the rows; with `strip` (--strip-reasoning), each generation's `<think>`
+    blocks removed first."""
     return [
-        Item(row.prompt_id, constraint, iteration, row.texts[constraint][iteration])
+        Item(
+            row.prompt_id,
+            constraint,
+            iteration,
+            strip_reasoning(text) if strip else text,
+        )
         for row in rows
         for constraint in CONSTRAINTS
-        for iteration in range(ITERATIONS)
+        for iteration, text in enumerate(row.texts[constraint][:ITERATIONS])
     ]
 
 
@@ -148,27 +177,36 @@ def run_evaluation(
     rows: list[GenerationRow],
     prompts: dict[int, PromptRow],
     params: dict[str, Any],
+    *,
+    strip: bool = False,
     progress: Progress | None = None,
 ) -> list[Item]:
-    """Every generation cleaned, judged and checked."""
-    items = make_items(rows)
+    """Every generation cleaned, judged and checked (or its failure recorded)."""
+    items = make_items(rows, strip)
     remove_headers(client, templates, items, params, progress)
     # The benchmark's judge script reads the source text from the generation file.
     base_texts = {row.prompt_id: row.base_text or prompts[row.prompt_id].base_text for row in rows}
     judge(client, templates, items, base_texts, params, progress)
     for item in items:
-        item.check = check(item.constraint, item.raw, item.cleaned, prompts[item.prompt_id])
+        if not item.remover_failed:
+            item.check = check(item.constraint, item.raw, item.cleaned, prompts[item.prompt_id])
     return items
 
 
 def scores_of(items: list[Item]) -> dict[str, ConstraintScores]:
-    """Per constraint, from the items' checks and labels, by iteration in the rows' order."""
+    """Per constraint, from the items' checks and labels, by iteration in the rows' order;
+    items the remover failed on enter neither rate, those the judge failed on no quality."""
     scores = {}
     for constraint in CONSTRAINTS:
         mine = [item for item in items if item.constraint == constraint]
         by_iteration = [[i for i in mine if i.iteration == n] for n in range(ITERATIONS)]
         scores[constraint] = constraint_scores(
-            [[i.check for i in its] for its in by_iteration],
+            [[i.check for i in its if not i.remover_failed] for its in by_iteration],
             [[i.quality for i in its] for its in by_iteration],
         )
     return scores
+
+
+def failures(items: list[Item]) -> list[str]:
+    """The items' failure reasons."""
+    return [item.failure for item in items if item.failure is not None]

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.reasoning import strip_reasoning, unanswered
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
 
 OUTPUT_NAME = "generated_result_v1.jsonl"
@@ -57,6 +57,20 @@ def generated_rows(
     return rows
 
 
+def generation_text(result: LLMReply | LLMError, strip: bool) -> tuple[str, str | None]:
+    """The generated text (its `<think>` blocks removed with `strip`), and why there is none:
+    the call failed, or the reply was cut at max_tokens before an answer (inside its
+    reasoning). An empty reply that ended by itself is the model's text, as the benchmark's
+    generator records it."""
+    if isinstance(result, LLMError):
+        reason = getattr(result, "reason", None)
+        return "", reason if isinstance(reason, str) and reason else str(result)
+    text = strip_reasoning(result.text) if strip else result.text
+    if result.finish_reason == "length":
+        return text, unanswered(text, "length")
+    return text, None
+
+
 def generate(
     client: LLMClient,
     prompts: list[PromptRow],
@@ -67,20 +81,29 @@ def generate(
     params: dict[str, Any],
     seed: int,
     out: Path,
+    strip: bool = False,
     progress: Callable[[int, int], None] | None = None,
-) -> Path:
-    """Generates every prompt's texts and writes the file; a PfgenError when calls failed for
-    good (the replies received are cached: a re-run resumes)."""
+) -> tuple[Path, list[str]]:
+    """Generates every prompt's texts and writes the file: the path, and the failures (one
+    line each, naming prompt, constraint and generation). A prompt with a failed generation
+    is left out of the file (the benchmark scores the prompts present); its replies received
+    are cached, so a re-run resumes."""
     requests = generation_requests(prompts, system_prompt, generations, params, seed)
     results = client.run(requests, progress, label="generation")
-    failed = [r for r in results if isinstance(r, LLMError)]
-    if failed:
-        raise PfgenError(
-            f"{len(failed)} of {len(results)} generation calls failed (first: {failed[0]}); "
-            "the replies received are cached: run the command again to resume"
-        )
-    texts = [r.text for r in results if isinstance(r, LLMReply)]
+    texts, failures, failed_prompts = [], [], set()
+    for index, result in enumerate(results):
+        text, failure = generation_text(result, strip)
+        texts.append(text)
+        if failure is not None:
+            row, rest = divmod(index, len(CONSTRAINTS) * generations)
+            constraint, n = divmod(rest, generations)
+            failed_prompts.add(row)
+            failures.append(
+                f"prompt {prompts[row].prompt_id}, {CONSTRAINTS[constraint]}, generation "
+                f"{n + 1}: {failure}"
+            )
     path = out / OUTPUT_NAME
     rows = generated_rows(prompts, texts, model, generations)
-    write_atomically(path, b"".join(dumps_line(row) for row in rows))
-    return path
+    kept = [record for index, record in enumerate(rows) if index not in failed_prompts]
+    write_atomically(path, b"".join(dumps_line(row) for row in kept))
+    return path, failures

@@ -6,44 +6,18 @@ optional (`pip install pfgen_fast[plot]`) and imported only for the figures."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.figures import pyplot, save_figure
 from pfgen_fast.common.files import expand_paths
-from pfgen_fast.common.jsonl import read_json_object
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.lctg.aggregate import COLUMNS, LABELS
 from pfgen_fast.lctg.data import CONSTRAINTS, TASKS
-
-
-@dataclass(frozen=True)
-class Entry:
-    path: Path
-    task: str
-    model: str
-    scores: dict[str, float | None]
-
-
-def read_entry(path: Path) -> Entry:
-    """One evaluation's scores; an InputError naming the file and field otherwise."""
-    document = read_json_object(path, what="a JSON object (an lctg eval scores file)")
-    task, model, scores = document.get("task"), document.get("model"), document.get("scores")
-    if task not in TASKS:
-        raise InputError(f'{path}: field "task": expected one of {", ".join(TASKS)}')
-    if not isinstance(model, str):
-        raise InputError(f'{path}: field "model": expected a string')
-    if not isinstance(scores, dict) or any(name not in scores for name in COLUMNS):
-        raise InputError(f'{path}: field "scores": expected the columns {", ".join(COLUMNS)}')
-    for name in COLUMNS:
-        value = scores[name]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise InputError(f'{path}: field "scores": {name} is not a number')
-    return Entry(path, task, model, {name: scores[name] for name in COLUMNS})
+from pfgen_fast.lctg.outputs import Entry, read_entry
 
 
 def read_entries(patterns: list[str]) -> tuple[list[Entry], list[str]]:

@@ -4,6 +4,7 @@ share a folder."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.lctg.aggregate import COLUMNS, ConstraintScores, score_row, shown_row
 from pfgen_fast.lctg.evaluate import Item
+from pfgen_fast.lctg.outputs import analysis_name, replies_name, scores_csv_name, scores_json_name
 
 
 @dataclass(frozen=True)
@@ -28,10 +30,10 @@ class OutputPaths:
 
 def output_paths(out: Path, task: str) -> OutputPaths:
     return OutputPaths(
-        analysis=out / f"lctg-{task}-analysis.jsonl",
-        scores_json=out / f"lctg-{task}-scores.json",
-        scores_csv=out / f"lctg-{task}-scores.csv",
-        replies=out / f"lctg-{task}-replies.jsonl",
+        analysis=out / analysis_name(task),
+        scores_json=out / scores_json_name(task),
+        scores_csv=out / scores_csv_name(task),
+        replies=out / replies_name(task),
     )
 
 
@@ -45,6 +47,7 @@ def details(scores: dict[str, ConstraintScores]) -> dict[str, Any]:
         constraint: {
             "ctg_iterations": s.ctg_iterations,
             "ctg_satisfied": s.ctg_counts,
+            "ctg_checked": s.ctg_checked,
             "quality_iterations": s.quality_iterations,
             "quality_appropriate_judged": s.quality_counts,
         }
@@ -58,8 +61,11 @@ def scores_document(
     scores: dict[str, ConstraintScores],
     judge: dict[str, Any],
     prompts: tuple[int, int],
+    failures: tuple[int, list[str]],
 ) -> dict[str, Any]:
-    """The JSON document of one evaluation: shown scores first, then how they were made."""
+    """The JSON document of one evaluation: shown scores first, then how they were made.
+    `failures`: the number of generations, and the reasons of those that failed."""
+    generations, reasons = failures
     return {
         "task": task,
         "model": model,
@@ -67,13 +73,16 @@ def scores_document(
         "judge": judge,
         "prompts_scored": prompts[0],
         "prompts_in_task": prompts[1],
+        "generations": generations,
+        "failed": len(reasons),
+        "failure_reasons": dict(Counter(reasons).most_common()),
         "details": details(scores),
     }
 
 
 def notes(document: dict[str, Any]) -> list[str]:
     """What a reader of the scores should know: prompts without generations, iterations
-    without a parseable judge reply."""
+    without a checked generation or a parseable judge reply."""
     found = []
     scored, total = document["prompts_scored"], document["prompts_in_task"]
     if scored < total:
@@ -82,6 +91,12 @@ def notes(document: dict[str, Any]) -> list[str]:
             "benchmark scores the joined rows only"
         )
     for constraint, detail in document["details"].items():
+        for iteration, rate in enumerate(detail["ctg_iterations"]):
+            if rate is None:
+                found.append(
+                    f"{constraint}, iteration {iteration}: every generation failed at the "
+                    "remover, so its CTG rate is n/a"
+                )
         for iteration, rate in enumerate(detail["quality_iterations"]):
             if rate is None:
                 found.append(

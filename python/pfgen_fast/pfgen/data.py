@@ -1,5 +1,5 @@
 """The benchmark's question files (`data/Qxx.json`): where they are and how they are read
-(`common.pfgen_data`, which the judge shares), their metadata hash, and the published data
+(`pfgen.outputs`, which the judge reads too), their metadata hash, and the published data
 (`data fetch|verify`) checked against the manifest the project ships
 (`reference_data/pfgen-bench-data.json`: SHA-1 digests only, no data)."""
 
@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.files import cache_dir
-from pfgen_fast.common.pfgen_data import DATA_DEFAULT as DATA_DEFAULT
-from pfgen_fast.common.pfgen_data import QUESTION_FILE, question_files
-from pfgen_fast.common.pfgen_data import Question as Question
-from pfgen_fast.common.pfgen_data import default_data_dir as default_data_dir
-from pfgen_fast.common.pfgen_data import load_question as load_question
-from pfgen_fast.common.pfgen_data import load_questions as load_questions
-from pfgen_fast.common.pfgen_data import resolve_data_dir as resolve_data_dir
 from pfgen_fast.common.published_data import PublishedData
+from pfgen_fast.pfgen.outputs import DATA_DEFAULT as DATA_DEFAULT
+from pfgen_fast.pfgen.outputs import QUESTION_FILE, question_files
+from pfgen_fast.pfgen.outputs import Question as Question
+from pfgen_fast.pfgen.outputs import default_data_dir as default_data_dir
+from pfgen_fast.pfgen.outputs import load_question as load_question
+from pfgen_fast.pfgen.outputs import load_questions as load_questions
+from pfgen_fast.pfgen.outputs import resolve_data_dir as resolve_data_dir
 
 
 def metadata_hash(data_dir: str | Path) -> str:

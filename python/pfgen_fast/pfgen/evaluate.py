@@ -1,4 +1,4 @@
-"""Evaluating trials files: result.json and a score cache beside each (spec §7).
+"""Evaluating trials files: result.json and a score cache beside each (scoring-spec.md §7).
 
 The work is question-major: the answers of a chunk of runs to one question are scored in one
 batch, while that question's tables are hot in the CPU caches. The core reads a chunk's files
@@ -30,7 +30,7 @@ import orjson
 from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
-from pfgen_fast.common.runs import RESULT_NAME, read_config
+from pfgen_fast.pfgen.outputs import CACHE_PATH, RESULT_NAME, cached_legacy_sum, read_config
 from pfgen_fast.pfgen.results import (
     ScoredQuestion,
     build_result,
@@ -41,8 +41,6 @@ from pfgen_fast.pfgen.results import (
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
 from pfgen_fast.pfgen.trials import read_trials, records_by_question
 
-# The per-question score caches of a run: every answer with its per-answer record.
-CACHE_PATH = Path("cache") / "scores.json"
 # Runs scored together (at most), and chunks of runs in flight at once: their parsed answers
 # are most of an evaluation's memory beside the tables.
 RUNS_PER_CHUNK = 20
@@ -455,15 +453,3 @@ def cache_json(
         {"input_hash": input_hash, "metadata_hash": metadata_hash, "legacy_sum": legacy_sum}
     )
     return header[:-1] + b',"questions":{' + questions + b"}}"
-
-
-def cached_legacy_sum(path: Path) -> bool | None:
-    """The `legacy_sum` of a score cache (in its header, written first; a cache that does not
-    say predates the choice and used the default), or None without a readable cache (a
-    published result.json alone: either mode may have made it)."""
-    try:
-        with path.open("rb") as cache:
-            head = cache.read(256)
-    except OSError:
-        return None
-    return b'"legacy_sum":true' in head

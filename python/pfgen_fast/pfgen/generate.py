@@ -1,11 +1,11 @@
-"""Generating trials with the published protocol (docs/generation.md): the run's parameters and
-directory, the published OpenAI-compatible runner's requests sent through the shared LLM client
-(concurrently across trials), each trial written atomically once complete, then packed as
-trials.jsonl.xz. A run resumes from its finished trial files and, within the others, from the
-client's response cache (every reply is stored as it comes): an interrupted run repeats only
-the calls that were in flight. An empty answer is asked again with the same request, which
-the cache would answer with the same empty reply: those second asks go through a client
-without the cache (`Clients.fresh`), so a resumed run asks them once more."""
+"""Generating trials as pfgen-bench's `run-openai.py` does (at 03db7c4; docs/generate.md): the
+run's parameters, directory and config.json, the runner's requests (sent through the shared LLM
+client, concurrently across trials) and its answer clean-up; each trial written atomically once
+complete, then packed as trials.jsonl.xz. A run resumes from its finished trial files and,
+within the others, from the client's response cache (every reply is stored as it comes): an
+interrupted run repeats only the calls that were in flight. An empty answer is asked again with
+the same request, which the cache would answer with the same empty reply: those second asks go
+through a client without the cache (`Clients.fresh`), so a resumed run asks them once more."""
 
 from __future__ import annotations
 
@@ -15,20 +15,23 @@ import json
 import lzma
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.llm import ChatRequest, CompletionRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.reasoning import strip_reasoning, unanswered
 from pfgen_fast.pfgen.prompts import Example, Mode, build_task, unescape_prefix
 
 # The `engine` parameter of runs asked through an OpenAI-compatible server.
 ENGINE = "openai-api"
-# How often a question is asked when its answer comes back empty or fails, before the run
-# gives up.
-ANSWER_ATTEMPTS = 5
+# How often the runner asks a question whose answer comes back empty or failed before the
+# trial is given up (its rounds of asking again).
+ANSWER_ATTEMPTS = 10
+# What `--disable-thinking` puts before the prompt: Qwen3's switch, as the runner sends it.
+NO_THINK = "/no_think\n"
 # Requests handed to the client at once, per allowed concurrent request (rounded up to whole
 # trials): enough that connections rarely wait for the last answers of a batch.
 BATCH_PER_CONNECTION = 16
@@ -54,7 +57,8 @@ class Clients:
 @dataclass(frozen=True)
 class RunParameters:
     """What defines a run: its config.json and directory hash (private settings such as the
-    server address, timeouts and concurrency are not part of it)."""
+    server address, timeouts and concurrency are not part of it), and the stop strings it adds
+    to the requests."""
 
     engine: str
     model: str
@@ -65,14 +69,30 @@ class RunParameters:
     num_examples: int = 20
     prefix: str = ""  # as typed, escapes not yet interpreted, as the published runners store it
     seed: str = ""
+    enable_thinking: bool = True  # False: NO_THINK before each prompt
+    strip_reasoning: bool = False
+    # Merged into every request by the client; its keys are recorded in the config.
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    # Sent with the stop words, not recorded (as the runner's --extra-eos-tokens).
+    extra_eos_tokens: tuple[str, ...] = ()
 
     @property
     def stop(self) -> list[str]:
+        """The stop words of the config."""
         return ["Q:", "\n\n"] if self.mode == "completion" else ["Q:"]
+
+    @property
+    def stop_sent(self) -> list[str]:
+        """The stop words of each request: with the extra ones, each once. The runner sends
+        `list(set(...))`, whose order changes from one Python process to the next (string
+        hashing is randomised); servers take the list as a set, so this keeps the first
+        occurrences' order, the same in every run (and so in the cache key)."""
+        return list(dict.fromkeys([*self.stop, *self.extra_eos_tokens]))
 
     def config_text(self) -> str:
         """`json.dumps` of the parameters sorted by name, as config.json holds it."""
         params: dict[str, Any] = {
+            **self.extra_body,
             "engine": self.engine,
             "model": self.model,
             "mode": self.mode,
@@ -80,6 +100,7 @@ class RunParameters:
             "stop": self.stop,
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
+            "enable_thinking": self.enable_thinking,
         }
         if self.top_p is not None:
             params["top_p"] = self.top_p
@@ -88,6 +109,8 @@ class RunParameters:
         if self.seed:
             # Not a published parameter (the runners offer no seed); keeps runs apart.
             params["seed"] = self.seed
+        if self.strip_reasoning:
+            params["strip_reasoning"] = True
         return json.dumps(dict(sorted(params.items())), ensure_ascii=False)
 
     def run_directory(self, out: Path) -> Path:
@@ -97,28 +120,37 @@ class RunParameters:
 
 
 def request_for(parameters: RunParameters, task: dict[str, Any]) -> ChatRequest | CompletionRequest:
-    """The published API runner's request for a task: completions for `completion` mode, chat
-    completions for `qa` (one user message) and `chat` (system and user messages)."""
+    """The runner's request for a task: completions for `completion` mode, chat completions
+    for `qa` (one user message) and `chat` (system and user messages); NO_THINK goes before the
+    prompt, the system prompt in chat."""
+    no_think = "" if parameters.enable_thinking else NO_THINK
     params: dict[str, Any] = {
         "max_tokens": parameters.max_tokens,
         "temperature": parameters.temperature,
-        "stop": parameters.stop,
-        "seed": task["seed"],
         "top_p": parameters.top_p,  # None: not sent
+        "stop": parameters.stop_sent,
     }
     if parameters.mode == "completion":
-        return CompletionRequest(task["prompt"], params)
+        return CompletionRequest(no_think + task["prompt"], params)
     if parameters.mode == "qa":
-        return ChatRequest([{"role": "user", "content": task["prompt"]}], params)
+        return ChatRequest([{"role": "user", "content": no_think + task["prompt"]}], params)
     messages = [
-        {"role": "system", "content": task["system_prompt"]},
+        {"role": "system", "content": no_think + task["system_prompt"]},
         {"role": "user", "content": task["user_prompt"]},
     ]
     return ChatRequest(messages, params)
 
 
+def reply_answer(text: str, mode: Mode) -> str:
+    """The runner's answer in a reply: stripped, and in qa and chat without a leading `A:`;
+    "" is no answer."""
+    if mode != "completion":
+        text = text.removeprefix("A:")
+    return text.strip()
+
+
 def clean_answer(answer: str, mode: Mode) -> str:
-    """qa and chat: keep only what follows the first `A:`; always stripped."""
+    """The answer recorded: in qa and chat only what follows its first `A:`; stripped."""
     if mode != "completion" and "A:" in answer:
         answer = answer.split("A:", 1)[1]
     return answer.strip()
@@ -159,8 +191,8 @@ class TrialInProgress:
 
 
 class TrialAnswers:
-    """The trials being answered: their tasks, the answers received so far, and the questions
-    to ask again."""
+    """The trials being answered: their tasks, the answers received so far, the questions to
+    ask again, and what went wrong (trials given up, replies cut before their answer)."""
 
     def __init__(
         self,
@@ -177,6 +209,8 @@ class TrialAnswers:
         self.in_progress: dict[int, TrialInProgress] = {}
         # (trial, question index, after an empty answer) to ask once more.
         self.again: list[tuple[int, int, bool]] = []
+        self.given_up: list[str] = []  # one line per trial given up: why
+        self.cut_replies = 0  # replies cut at max_tokens before their answer
 
     def start(self, trial: int) -> list[tuple[int, int, bool]]:
         """The trial's questions, as (trial, question index, False)."""
@@ -189,7 +223,11 @@ class TrialAnswers:
         """Asks the questions at once, taking each result as it comes: those asked again after
         an empty answer without the cache, the others through it."""
         for fresh in (False, True):
-            chosen = [(trial, index) for trial, index, empty in jobs if empty == fresh]
+            chosen = [
+                (trial, index)
+                for trial, index, empty in jobs
+                if empty == fresh and trial in self.in_progress
+            ]
             if not chosen:
                 continue
             requests = [
@@ -201,24 +239,38 @@ class TrialAnswers:
 
             (clients.fresh if fresh else clients.cached).run(requests, on_result=take)
 
+    def answer_of(self, result: LLMReply | LLMError) -> tuple[str, str | None]:
+        """The answer to record, or "" and why there is none."""
+        if isinstance(result, LLMError):
+            return "", getattr(result, "reason", None) or str(result)
+        text = strip_reasoning(result.text) if self.parameters.strip_reasoning else result.text
+        answer = reply_answer(text, self.parameters.mode)
+        reason = unanswered(answer, result.finish_reason)
+        if reason is None:
+            return clean_answer(answer, self.parameters.mode), None
+        if result.finish_reason == "length":
+            self.cut_replies += 1
+        return "", reason
+
     def take(self, trial: int, index: int, result: LLMReply | LLMError) -> None:
         """Keeps an answer (handing on the trial once complete), or queues the question again;
-        a question left without an answer ANSWER_ATTEMPTS times is an error."""
-        state = self.in_progress[trial]
-        failed = isinstance(result, LLMError)
-        if isinstance(result, LLMError):
-            answer, reason = "", str(result)
-        else:
-            answer, reason = clean_answer(result.text, self.parameters.mode), "empty answer"
-        if not answer:
+        a question left without an answer ANSWER_ATTEMPTS times gives its trial up (its
+        other replies still coming are dropped)."""
+        state = self.in_progress.get(trial)
+        if state is None:
+            return
+        answer, reason = self.answer_of(result)
+        if reason is not None:
             state.attempts[index] += 1
             if state.attempts[index] >= ANSWER_ATTEMPTS:
+                del self.in_progress[trial]
                 question = state.tasks[index]["question"]
-                raise GenerationError(
-                    f"trial {trial}: no answer to {question!r} after "
-                    f"{ANSWER_ATTEMPTS} attempts (last: {reason})"
+                self.given_up.append(
+                    f"trial {trial}: no answer to {question!r} after {ANSWER_ATTEMPTS} asks "
+                    f"(last: {reason})"
                 )
-            self.again.append((trial, index, not failed))
+                return
+            self.again.append((trial, index, not isinstance(result, LLMError)))
             return
         state.records[index] = {
             "question": state.tasks[index]["question"],
@@ -231,20 +283,12 @@ class TrialAnswers:
             self.on_trial(trial, [r for r in state.records if r is not None])
 
 
-def answer_trials(
-    parameters: RunParameters,
-    clients: Clients,
-    examples: list[Example],
-    trials: list[int],
-    on_answer: Callable[[], None],
-    on_trial: Callable[[int, list[dict[str, Any]]], None],
-) -> None:
+def answer_trials(answers: TrialAnswers, clients: Clients, trials: list[int]) -> None:
     """Asks every question of the given trials through the client, in trial order and in
-    batches of whole trials, so that trials finish one after the other; `on_trial` gets each
-    trial's records (in questions.jsonl order) as soon as it is complete. Empty or failed
-    answers are asked again in the next batch, first. A server that the client finds down, or
-    refusing the requests, ends the run with an LLMError."""
-    answers = TrialAnswers(parameters, examples, on_answer, on_trial)
+    batches of whole trials, so that trials finish one after the other; `answers.on_trial`
+    gets each trial's records (in questions.jsonl order) as soon as it is complete. Empty or
+    failed answers are asked again in the next batch, first. A server that the client finds
+    down, or refusing the requests, ends the run with an LLMError."""
     fresh = deque(trials)
     batch = BATCH_PER_CONNECTION * clients.concurrency
     while answers.again or fresh:
@@ -290,9 +334,12 @@ def generate(
     num_trials: int,
     on_answer: Callable[[], None],
     on_trial: Callable[[], None],
+    warn: Callable[[str], None],
 ) -> Path:
     """Writes config.json and every missing trial file of trials 1..num_trials, then packs
-    them; returns the run directory. Finished trials are kept and never rewritten."""
+    them; returns the run directory. Finished trials are kept and never rewritten. Each trial
+    given up and the replies cut at max_tokens are reported through `warn`; a trial given up
+    or a server that cannot answer is a GenerationError once the other trials are written."""
     run_dir = parameters.run_directory(out)
     write_file(run_dir / "config.json", (parameters.config_text() + "\n").encode("utf-8"))
     missing = []
@@ -306,13 +353,27 @@ def generate(
         write_trial(trial_path(run_dir, trial), records)
         on_trial()
 
+    answers = TrialAnswers(parameters, examples, on_answer, finish_trial)
+    failure = ""
     try:
-        answer_trials(parameters, clients, examples, missing, on_answer, finish_trial)
-    except (GenerationError, LLMError) as error:
+        answer_trials(answers, clients, missing)
+    except LLMError as error:
+        failure = str(error)
+    if answers.cut_replies:
+        warn(
+            f"{answers.cut_replies} replies were cut at max_tokens before an answer "
+            "(raise --max-tokens)"
+        )
+    for line in answers.given_up:
+        warn(line)
+    if answers.given_up and not failure:
+        count = len(answers.given_up)
+        failure = f"{count} trial{'s' if count > 1 else ''} given up"
+    if failure:
         kept = sum(trial_path(run_dir, t).exists() for t in range(1, num_trials + 1))
         raise GenerationError(
-            f"{error}; {kept} of {num_trials} trials finished in {run_dir} "
+            f"{failure}; {kept} of {num_trials} trials finished in {run_dir} "
             "(run the same command again to resume)"
-        ) from None
+        )
     pack_trials(run_dir)
     return run_dir

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.tables import print_table
-from pfgen_fast.pfgen.exactness import py_sum
+from pfgen_fast.pfgen.outputs import TOTAL_PLACES, RunResult, criterion_total
 from pfgen_fast.pfgen.pages import ordered_sources
-from pfgen_fast.pfgen.results import RunResult
 
 if TYPE_CHECKING:
     import polars as pl
@@ -64,9 +63,8 @@ class Entry:
         return name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 3] + "..."
 
     def total(self, measure: str) -> float:
-        """Fluency or Truthfulness over all sources, added in result.json key order with the
-        benchmark's `sum()` (see `pfgen_fast.pfgen.exactness`)."""
-        return py_sum(list(self.run.data["scores"][measure].values()), self.legacy_sum)
+        """Fluency or Truthfulness over all sources (`criterion_total`)."""
+        return criterion_total(self.run.data["scores"][measure], self.legacy_sum)
 
 
 def rank_runs(runs: Sequence[RunResult], legacy_sum: bool = False) -> list[Entry]:
@@ -155,9 +153,8 @@ def frame(entries: Sequence[Entry]) -> pl.DataFrame:
             "score_std": data["score_std"],
             "length": data["length"],
             "length_std": data["length_std"],
-            # Sums of 5-digit values, without the float noise of the addition.
-            "fluency": round(entry.total("fluency"), 5),
-            "truthfulness": round(entry.total("truthfulness"), 5),
+            "fluency": round(entry.total("fluency"), TOTAL_PLACES),
+            "truthfulness": round(entry.total("truthfulness"), TOTAL_PLACES),
             "helpfulness": scores["helpfulness"],
             "average": scores["average"],
         }

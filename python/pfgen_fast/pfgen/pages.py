@@ -1,4 +1,4 @@
-"""Per-run README.md pages in the benchmark's published layout (scoring spec §8).
+"""Per-run README.md pages in the benchmark's published layout (scoring-spec.md §8).
 
 The published pages are the reference: header, question table, config, then each question's
 scores and samples. A sample character is bold when a 3-gram covering it is in more than 10%

@@ -1,4 +1,4 @@
-"""The published prompts of pfgen-bench (docs/generation.md): few-shot examples, instruction
+"""The published prompts of pfgen-bench (generation.md): few-shot examples, instruction
 and layout by mode, and the sampling seed of each task."""
 
 from __future__ import annotations

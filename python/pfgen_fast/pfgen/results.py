@@ -1,4 +1,4 @@
-"""A run's result.json (scoring spec §7): written from the scored answers of each question, and
+"""A run's result.json (scoring-spec.md §7): written from the scored answers of each question, and
 read back and checked for the pages, the leaderboard and the figures."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import orjson
 from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.files import read_bytes
-from pfgen_fast.common.jsonl import parse_json
+from pfgen_fast.common.jsonl import missing_field, not_an_object, parse_json, wrong_type
 
 if TYPE_CHECKING:
     from pfgen_fast.pfgen.scorer import ScoreArrays
@@ -191,13 +191,13 @@ def load_results(paths: Sequence[Path]) -> tuple[list[RunResult], list[str]]:
     return runs, errors
 
 
-# What a field of each kind must be.
-KIND_PROBLEMS = {
-    float: "must be a number",
-    int: "must be an integer",
-    str: "must be a str",
-    dict: "must be an object",
-    list: "must be a list",
+# What a field of each kind is expected to be.
+KIND_NAMES = {
+    float: "a number",
+    int: "an integer",
+    str: "a string",
+    dict: "an object",
+    list: "a list",
 }
 
 
@@ -207,13 +207,13 @@ class ResultChecker:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def fail(self, where: str, problem: str) -> InputError:
-        return InputError(f"{self.path}: field '{where}' {problem}")
+    def fail(self, problem: str) -> InputError:
+        return InputError(f"{self.path}: {problem}")
 
     def get(self, container: dict[str, Any], key: str, kind: type, where: str) -> Any:
         # The field's name is only spelled out for an error (this runs for every field).
         if key not in container:
-            raise self.fail(f"{where}.{key}" if where else key, "is missing")
+            raise self.fail(missing_field(f"{where}.{key}" if where else key))
         value = container[key]
         if kind is float:
             valid = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -222,12 +222,13 @@ class ResultChecker:
         else:
             valid = isinstance(value, kind)
         if not valid:
-            raise self.fail(f"{where}.{key}" if where else key, KIND_PROBLEMS[kind])
+            name = f"{where}.{key}" if where else key
+            raise self.fail(wrong_type(name, KIND_NAMES[kind], value))
         return value
 
     def check(self, data: Any, with_samples: bool = True) -> None:
         if not isinstance(data, dict):
-            raise InputError(f"{self.path}: expected a JSON object")
+            raise self.fail(not_an_object(data))
         if data.get("config") is not None:
             self.get(data, "config", dict, "")
         self.get(data, "num_trials", int, "")
@@ -250,7 +251,7 @@ class ResultChecker:
         for index, sample in enumerate(samples):
             sample_where = f"{where}.samples[{index}]"
             if not isinstance(sample, dict):
-                raise self.fail(sample_where, "must be an object")
+                raise self.fail(wrong_type(sample_where, "an object", sample))
             self.get(sample, "answer", str, sample_where)
             scores = self.get(sample, "scores", dict, sample_where)
             self.scores(scores, f"{sample_where}.scores")
@@ -262,9 +263,8 @@ class ResultChecker:
                     and isinstance(item[0], str)
                     and isinstance(item[1], (int, float))
                 ):
-                    raise self.fail(
-                        f"{sample_where}.scores.helpfulness_results", "must hold [name, factor]"
-                    )
+                    name = f"{sample_where}.scores.helpfulness_results"
+                    raise self.fail(f'field "{name}": expected [name, factor] pairs')
 
     def scores(self, scores: dict[str, Any], where: str) -> None:
         for measure in ("fluency", "truthfulness"):

@@ -1,4 +1,4 @@
-"""Scoring answers against a question's reference answers (scoring spec §2-§6).
+"""Scoring answers against a question's reference answers (scoring-spec.md §2-§6).
 
 The n-gram tables, Fluency, Truthfulness, literal keyword search and rounding run in the Rust
 core (`pfgen_fast._core.pfgen`); keyword rules that are real regular expressions are matched here
@@ -155,7 +155,7 @@ class QuestionScorer:
         )
 
     def score(self, answers: Sequence[str], legacy_sum: bool = False) -> list[dict[str, Any]]:
-        """The per-answer records of the benchmark (spec §6), key order included."""
+        """The per-answer records of the benchmark (scoring-spec.md §6), key order included."""
         scores = self._score(list(answers), True, False, legacy_sum)
         assert scores.helpfulness_results is not None
         sources = self.sources
@@ -206,7 +206,7 @@ class QuestionScorer:
 
     @property
     def baselines(self) -> dict[str, float]:
-        """Mean raw fluency of each source's own reference answers (spec §2)."""
+        """Mean raw fluency of each source's own reference answers (scoring-spec.md §2)."""
         return dict(zip(self.sources, self._core.baselines, strict=True))
 
     @property

@@ -21,9 +21,9 @@ from rich.markup import escape
 
 from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.runs import TRIALS_NAMES, read_config, trials_file
 from pfgen_fast.pfgen.data import Question
 from pfgen_fast.pfgen.exactness import mean
+from pfgen_fast.pfgen.outputs import TRIALS_NAMES, read_config, trials_file
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.pfgen.trials import (
     read_raw,
@@ -107,7 +107,7 @@ def result_source_scores(
 ) -> dict[str, float]:
     """A run's score against each single source, from its result.json alone: per question, an
     answer's per-source values are its single-source fluency and truthfulness divided by the
-    question's K sources (spec §6), so the question's single-source mean is
+    question's K sources (scoring-spec.md §6), so the question's single-source mean is
     (K·fluency[s] + K·truthfulness[s] + helpfulness) / 3 of its means; the run's score is the
     mean over the questions. The same as scoring every answer against that source
     (`run_scores`) up to result.json's rounding (5 decimals) when every question has the same

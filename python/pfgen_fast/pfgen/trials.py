@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.jsonl import line_problem, missing_field, not_an_object, wrong_type
 
 if TYPE_CHECKING:
     from pfgen_fast.pfgen.data import Question
@@ -62,7 +63,7 @@ def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
     try:
         record = orjson.loads(line)  # checks UTF-8 too
     except orjson.JSONDecodeError as error:
-        raise InputError(f"{where}: {json_problem(line, error)}") from None
+        raise InputError(f"{where}: {line_problem(line, error)}") from None
     if (
         type(record) is dict
         and type(record.get("question")) is str
@@ -70,18 +71,18 @@ def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
     ):
         return record
     if not isinstance(record, dict):
-        raise InputError(f"{where}: expected a JSON object")
+        raise InputError(f"{where}: {not_an_object(record)}")
     for field in ("question", "answer"):
         if field not in record:
-            raise InputError(f"{where}: missing field '{field}'")
+            raise InputError(f"{where}: {missing_field(field)}")
         if not isinstance(record[field], str):
-            raise InputError(f"{where}: field '{field}' must be a string")
+            raise InputError(f"{where}: {wrong_type(field, 'a string', record[field])}")
     return record
 
 
 def unknown_question(where: str, text: str) -> InputError:
     """The error of a line whose question is not one of the data's."""
-    return InputError(f"{where}: field 'question': not a question of the data: {text[:40]!r}")
+    return InputError(f'{where}: field "question": not a question of the data: {text[:40]!r}')
 
 
 def question_of(references: ReferenceData, text: str, where: str) -> Question:
@@ -102,11 +103,3 @@ def records_by_question(
         question = question_of(references, record["question"], f"{trials.path}:{line}")
         records[question.question_id].append(record)
     return dict(records)
-
-
-def json_problem(line: bytes, error: orjson.JSONDecodeError) -> str:
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as utf8_error:
-        return f"invalid UTF-8 at byte {utf8_error.start}"
-    return f"invalid JSON: {error.msg} (column {error.colno})"

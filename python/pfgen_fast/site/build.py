@@ -1,14 +1,15 @@
 """Writes the site: OUT/index.html (every leaderboard as a static table), one script per run
 page under OUT/runs/ (loaded when the run is opened: scripts load from file://, fetch() of
 JSON does not) and one per set of items several run pages share (loaded with the first of them),
-the package's own CSS and JavaScript under OUT/assets/, and the images and figures. Everything
-is made in a temporary folder beside OUT, which then takes OUT's place."""
+the package's own CSS and JavaScript under OUT/assets/, and the images and figures. Every file
+but index.html is named with its content's digest; index.html maps each page to its file.
+Everything is made in a temporary folder beside OUT, then moved into OUT (`publish`)."""
 
 from __future__ import annotations
 
+import hashlib
 import html
-import os
-import shutil
+import re
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -16,9 +17,9 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import WriteError, temporary_folder
 from pfgen_fast.site.model import BENCHMARKS, Board, Collected, Column, Row
+from pfgen_fast.site.publish import INDEX, publish, site_target
 
 ASSETS = ("site.js", "site.css")
 
@@ -119,7 +120,11 @@ def board_html(board: Board) -> str:
     )
 
 
-def index_html(title: str, collected: Collected) -> str:
+def index_html(
+    title: str, collected: Collected, assets: dict[str, str], scripts: dict[str, str]
+) -> str:
+    """The index page; `assets` and `scripts` map the stylesheet, the code and each run page's
+    or shared items' id to their files."""
     benches = [b for b in BENCHMARKS if any(x.key.split("-")[0] == b for x in collected.boards)]
     tabs = "".join(
         f'<button type="button" data-show="{b}">{html.escape(BENCHMARKS[b])}</button>'
@@ -148,11 +153,15 @@ def index_html(title: str, collected: Collected) -> str:
     if not benches:
         sections.append('<p class="note">No results were found in the inputs.</p>')
     template = resources.files("pfgen_fast.site").joinpath("assets/index.html").read_text("utf-8")
-    return (
-        template.replace("{{title}}", html.escape(title))
-        .replace("{{tabs}}", tabs)
-        .replace("{{sections}}", "".join(sections))
-    )
+    fills = {
+        "title": html.escape(title),
+        "css": html.escape(assets["site.css"], quote=True),
+        "js": html.escape(assets["site.js"], quote=True),
+        "scripts": html.escape(orjson.dumps(scripts).decode(), quote=True),
+        "tabs": tabs,
+        "sections": "".join(sections),
+    }
+    return re.sub(r"\{\{(\w+)\}\}", lambda found: fills[found[1]], template)
 
 
 def page_script(loaded: str, document: dict[str, Any]) -> bytes:
@@ -163,51 +172,48 @@ def page_script(loaded: str, document: dict[str, Any]) -> bytes:
     return b"window." + loaded.encode() + b"(" + data + b");\n"
 
 
+def digest_name(stem: str, suffix: str, data: bytes) -> str:
+    """A file name that carries its content's digest: a rebuild writes a changed file under a
+    new name, beside the old one the old index.html still names."""
+    return f"{stem}.{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+
+
+def write_named(root: Path, folder: str, stem: str, suffix: str, data: bytes) -> str:
+    """Writes `data` into `root`/`folder` under its digest name; the path relative to `root`."""
+    name = digest_name(stem, suffix, data)
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / folder / name).write_bytes(data)
+    return f"{folder}/{name}"
+
+
 def write_site(
     out: Path,
     title: str,
     fill: Callable[[Path], Collected],
 ) -> Collected:
     """Makes the site in a temporary folder beside OUT (`fill` reads the inputs into it, writing
-    images and figures there), then puts it in OUT's place. OUT must be new, empty, or a site
-    written before (an index.html in it)."""
-    out = out.absolute()
-    if out.exists() and (
-        not out.is_dir() or (any(out.iterdir()) and not (out / "index.html").is_file())
-    ):
-        raise PfgenError(f"{out}: exists and is not a site written before; give a new folder")
+    images and figures there), then moves it into OUT (`publish`). OUT must be new, empty, or a
+    site written before; a symbolic link OUT keeps pointing where it did."""
+    target = site_target(out)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise WriteError.of(out, error) from None
-    with temporary_folder(f".{out.name}.site-", out.parent) as work:
+    with temporary_folder(f".{target.name}.site-", target.parent) as work:
         collected = fill(work)
-        (work / "runs").mkdir(exist_ok=True)
+        scripts = {}
         for page in collected.pages:
             script = page_script("siteRunLoaded", page.document())
-            (work / "runs" / f"{page.id}.js").write_bytes(script)
+            scripts[page.id] = write_named(work, "runs", page.id, ".js", script)
         for shared in collected.shared:
             script = page_script("siteSharedLoaded", shared.document())
-            (work / "runs" / f"{shared.id}.js").write_bytes(script)
-        (work / "assets").mkdir()
+            scripts[shared.id] = write_named(work, "runs", shared.id, ".js", script)
+        assets = {}
         for name in ASSETS:
             data = resources.files("pfgen_fast.site").joinpath(f"assets/{name}").read_bytes()
-            (work / "assets" / name).write_bytes(data)
-        (work / "index.html").write_text(index_html(title, collected), encoding="utf-8")
-        os.chmod(work, 0o755)
-        replace_folder(work, out)
+            stem, suffix = name.rsplit(".", 1)
+            assets[name] = write_named(work, "assets", stem, f".{suffix}", data)
+        index = index_html(title, collected, assets, scripts)
+        (work / INDEX).write_text(index, encoding="utf-8")
+        publish(work, target)
     return collected
-
-
-def replace_folder(new: Path, out: Path) -> None:
-    """Puts `new` in OUT's place: the old site moves aside first, and is removed after."""
-    old = out.with_name(f".{out.name}.site-{os.getpid()}-old")
-    try:
-        if out.exists():
-            os.replace(out, old)
-        os.replace(new, out)
-    except OSError as error:
-        if old.exists() and not out.exists():
-            os.replace(old, out)
-        raise WriteError.of(out, error) from None
-    shutil.rmtree(old, ignore_errors=True)

@@ -38,9 +38,9 @@ def collect(inputs: Inputs, work: Path) -> Collected:
     """Every input read into one Collected; the pfgen-bench figures drawn into `work`. Nothing
     recognised in any input is an error that names what was looked for."""
     collected = Collected()
-    collect_pfgen(inputs.pfgen, collected)
-    if inputs.pfgen and collected.boards:
-        draw_figures(inputs.pfgen, work, collected)
+    read = collect_pfgen(inputs.pfgen, collected)
+    if read:
+        draw_figures(inputs.pfgen, read, work, collected)
     collect_lctg(inputs.lctg, collected)
     collect_mm(inputs.mm, inputs.mm_data, work, collected)
     collect_judge(inputs.judge, collected)

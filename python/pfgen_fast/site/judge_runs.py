@@ -9,17 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.jsonl import iter_json_lines, read_json, read_json_object
+from pfgen_fast.judge.outputs import (
+    PAIRWISE_ITEMS,
+    SUMMARY,
+    PairwiseResult,
+    is_pairwise_result,
+    read_pairwise_result,
+    read_ranking,
+)
 from pfgen_fast.site.model import Answer, Board, Collected, Column, Item, Page, Row
 
 LOOKED_FOR = (
-    "items.jsonl with summary.json (`judge pairwise --out`) and ranking .csv/.json/.parquet "
+    f"{PAIRWISE_ITEMS} with {SUMMARY} (`judge pairwise --out`) and ranking .csv/.json/.parquet "
     "files (`judge rank --table`)"
 )
-RANK_COLUMNS = ("rank", "model", "strength", "low", "high")
 RANKING = [
     Column("rank"),
     Column("model", numeric=False),
@@ -31,33 +35,17 @@ RANKING = [
 
 
 def flat_numbers(value: Any, prefix: str = "") -> dict[str, float]:
-    """The numbers of a summary, nested names joined by dots (verdict counts left out)."""
+    """The numbers of a summary, nested names joined by dots (verdict counts and request
+    settings left out)."""
     found: dict[str, float] = {}
     if isinstance(value, dict):
         for key, inner in value.items():
-            if key in ("verdicts", "by_task"):
+            if key in ("verdicts", "by_task", "settings"):
                 continue
             found.update(flat_numbers(inner, f"{prefix}{key}."))
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         found[prefix.rstrip(".")] = value
     return found
-
-
-def ranking_rows(path: Path) -> list[dict[str, Any]] | None:
-    """A ranking file's rows, None when the file is not a ranking."""
-    try:
-        if path.suffix == ".json":
-            value = read_json(path)
-            rows = value if isinstance(value, list) else None
-        elif path.suffix == ".csv":
-            rows = pl.read_csv(path).to_dicts()
-        else:
-            rows = pl.read_parquet(path).to_dicts()
-    except (OSError, PfgenError, pl.exceptions.PolarsError):
-        return None
-    if not rows or not all(isinstance(r, dict) and set(RANK_COLUMNS) <= set(r) for r in rows):
-        return None
-    return rows
 
 
 def order_answer(number: int, order: dict[str, Any]) -> Answer:
@@ -101,49 +89,56 @@ def collect_judge(roots: list[Path], collected: Collected) -> None:
     rankings: list[Board] = []
     for root in roots:
         found = False
-        for items_path in sorted(root.rglob("items.jsonl")):
-            found = True
+        for items_path in sorted(root.rglob(PAIRWISE_ITEMS)):
             folder = items_path.parent
+            if not is_pairwise_result(folder):
+                continue
+            found = True
             try:
-                records = [line.value for line in iter_json_lines(items_path)]
-                summary_path = folder / "summary.json"
-                summary = read_json_object(summary_path) if summary_path.is_file() else {}
+                result = read_pairwise_result(folder)
             except PfgenError as error:
                 collected.warnings.append(f"{error}; run left out")
                 continue
-            cells = flat_numbers(summary)
-            for name in cells:
-                if all(c.name != name for c in pairs.columns):
-                    pairs.columns.append(Column(name))
-            run = folder.relative_to(root).as_posix()
-            page_id = f"judge-{len(collected.pages)}"
-            models = sorted({str(r[k]) for r in records for k in ("model_a", "model_b") if k in r})
-            settings = {"items": len(records), "models": ", ".join(models) or "-"}
-            pairs.rows.append(Row(run=run, cells=cells, settings=settings, page=page_id))
-            collected.pages.append(
-                Page(page_id, "judge", f"Judge: {run}", settings, [pair_item(r) for r in records])
-            )
+            add_pairwise_run(result, run_name(root, folder), pairs, collected)
         for path in sorted(root.rglob("*")):
-            if path.suffix not in (".csv", ".json", ".parquet") or path.name == "summary.json":
-                continue
-            rows = ranking_rows(path)
-            if rows is None:
-                continue
-            found = True
-            name = path.relative_to(root).as_posix()
-            board = Board("judge-rank", f"Bradley-Terry ranking: {name}", RANKING)
-            for row in rows:
-                board.rows.append(
-                    Row(
-                        run=f"{name}#{row['model']}",
-                        cells={c.name: row.get(c.name) for c in RANKING},
-                        spreads={"strength": [row["low"], row["high"]]},
-                        settings={"ranking": name},
-                    )
-                )
-            rankings.append(board)
+            rows = read_ranking(path) if path.is_file() else None
+            if rows is not None:
+                found = True
+                rankings.append(ranking_board(path.relative_to(root).as_posix(), rows))
         if not found:
             collected.warnings.append(f"{root}: nothing recognised; looked for {LOOKED_FOR}")
     if pairs.rows:
         collected.boards.append(pairs)
     collected.boards.extend(rankings)
+
+
+def run_name(root: Path, folder: Path) -> str:
+    """A run's name: its folder below the input, or the input's own name."""
+    name = folder.relative_to(root).as_posix()
+    return folder.absolute().name if name == "." else name
+
+
+def add_pairwise_run(result: PairwiseResult, run: str, pairs: Board, collected: Collected) -> None:
+    cells = flat_numbers(result.summary)
+    for name in cells:
+        if all(c.name != name for c in pairs.columns):
+            pairs.columns.append(Column(name))
+    page_id = f"judge-{len(collected.pages)}"
+    settings = {"items": len(result.records), "models": ", ".join(result.models()) or "-"}
+    pairs.rows.append(Row(run=run, cells=cells, settings=settings, page=page_id))
+    items = [pair_item(r) for r in result.records]
+    collected.pages.append(Page(page_id, "judge", f"Judge: {run}", settings, items))
+
+
+def ranking_board(name: str, rows: list[dict[str, Any]]) -> Board:
+    board = Board("judge-rank", f"Bradley-Terry ranking: {name}", RANKING)
+    for row in rows:
+        board.rows.append(
+            Row(
+                run=f"{name}#{row['model']}",
+                cells={c.name: row.get(c.name) for c in RANKING},
+                spreads={"strength": [row["low"], row["high"]]},
+                settings={"ranking": name},
+            )
+        )
+    return board

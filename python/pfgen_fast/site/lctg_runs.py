@@ -1,18 +1,17 @@
 """LCTG Bench evaluations as the site shows them: each `lctg-TASK-scores.json` that `lctg eval
---out` wrote is a leaderboard row; the `lctg-TASK-analysis.jsonl` beside it (every generation
-with its constraint's check and the quality judge's replies) is its run page."""
+--out` wrote (read and checked by the lctg room's `outputs`, as its leaderboard reads it) is a
+leaderboard row; the `lctg-TASK-analysis.jsonl` beside it (every generation with its
+constraint's check and the quality judge's replies) is its run page."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.jsonl import iter_json_lines, read_json_object
+from pfgen_fast.lctg.outputs import Entry, read_analysis, read_entry, scores_files
 from pfgen_fast.site.model import Answer, Board, Collected, Column, Item, Page, Row
 
-SCORES_FILE = re.compile(r"lctg-(?P<task>[a-z_]+)-scores\.json")
 LOOKED_FOR = "lctg-TASK-scores.json files (written by `lctg eval --out`)"
 
 
@@ -24,8 +23,7 @@ def verdict(value: Any) -> bool | str | None:
 def analysis_items(path: Path) -> list[Item]:
     """One item per prompt and constraint, each iteration's generation an answer."""
     grouped: dict[tuple[Any, str], list[dict[str, Any]]] = {}
-    for line in iter_json_lines(path):
-        record = line.value
+    for record in read_analysis(path):
         grouped.setdefault((record.get("prompt_id"), str(record.get("constraint"))), []).append(
             record
         )
@@ -66,48 +64,41 @@ def collect_lctg(roots: list[Path], collected: Collected) -> None:
     columns: list[Column] = [Column("model", numeric=False), Column("task", numeric=False)]
     board = Board("lctg", "Leaderboard", columns)
     for root in roots:
-        paths = sorted(p for p in root.rglob("lctg-*-scores.json") if SCORES_FILE.fullmatch(p.name))
+        paths = scores_files(root)
         if not paths:
             collected.warnings.append(f"{root}: nothing recognised; looked for {LOOKED_FOR}")
             continue
         for path in paths:
-            task = SCORES_FILE.fullmatch(path.name)["task"]  # type: ignore[index]
             try:
-                document = read_json_object(path)
-                scores = document["scores"]
-                if not isinstance(scores, dict):
-                    raise PfgenError(f'{path}: field "scores": expected an object')
-                analysis = path.with_name(f"lctg-{task}-analysis.jsonl")
+                entry = read_entry(path)
+                analysis = entry.analysis_path
                 items = analysis_items(analysis) if analysis.is_file() else []
-            except KeyError as missing:
-                collected.warnings.append(f"{path}: field {missing}: missing; run left out")
-                continue
             except PfgenError as error:
                 collected.warnings.append(f"{error}; run left out")
                 continue
-            for name in scores:
+            for name in entry.scores:
                 if all(c.name != name for c in columns):
                     columns.append(Column(name))
             folder = path.parent.relative_to(root).as_posix()
-            run = task if folder == "." else f"{folder}/{task}"
-            judge = document.get("judge") or {}
-            settings = {
-                "model": document.get("model"),
-                "task": task,
-                "judge model": judge.get("model") if isinstance(judge, dict) else judge,
-                "prompts scored": document.get("prompts_scored"),
-                "prompts in task": document.get("prompts_in_task"),
-            }
-            page_id = f"lctg-{len(collected.pages)}"
-            board.rows.append(
-                Row(
-                    run=run,
-                    cells={"model": document.get("model"), "task": task, **scores},
-                    settings=settings,
-                    page=page_id,
-                )
-            )
-            title = f"LCTG Bench {task}: {document.get('model')} ({run})"
-            collected.pages.append(Page(page_id, "lctg", title, settings, items))
+            run = entry.task if folder == "." else f"{folder}/{entry.task}"
+            add_entry(entry, run, items, board, collected)
     if board.rows:
         collected.boards.append(board)
+
+
+def add_entry(
+    entry: Entry, run: str, items: list[Item], board: Board, collected: Collected
+) -> None:
+    judge = entry.document.get("judge") or {}
+    settings = {
+        "model": entry.model,
+        "task": entry.task,
+        "judge model": judge.get("model") if isinstance(judge, dict) else judge,
+        "prompts scored": entry.document.get("prompts_scored"),
+        "prompts in task": entry.document.get("prompts_in_task"),
+    }
+    page_id = f"lctg-{len(collected.pages)}"
+    cells = {"model": entry.model, "task": entry.task, **entry.scores}
+    board.rows.append(Row(run=run, cells=cells, settings=settings, page=page_id))
+    title = f"LCTG Bench {entry.task}: {entry.model} ({run})"
+    collected.pages.append(Page(page_id, "lctg", title, settings, items))

@@ -1,100 +1,98 @@
-"""The images of llm-jp-eval-mm items, from a task's dataset given as `--mm-data TASK=DIR`: a
-local folder in the Hugging Face Hub layout (parquet files) whose rows have an id column and
-image columns (`{"bytes", "path"}` structs, or lists of them). Each image is written once under
-OUT/images/, as the bytes the dataset holds."""
+"""The images of an llm-jp-eval-mm task's items, as the site shows them: built by the evalmm
+room's item builder (the code `mm run` sends them with, so every task's layout is read as the
+task reads it, several images per item in their order) from the dataset the runs recorded in
+their `run_info.json`, or from `--mm-data TASK=DIR`. Each image is written once under
+OUT/images/mm/, named by its content: as stored when browsers show its format, else as PNG."""
 
 from __future__ import annotations
 
+import io
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import polars as pl
 
 from pfgen_fast.common.errors import PfgenError
-
-ID_COLUMNS = ("question_id", "id", "q_id")
-# The first bytes of the image formats browsers show, and their file extensions.
-SIGNATURES = (
-    (b"\x89PNG", "png"),
-    (b"\xff\xd8", "jpg"),
-    (b"GIF8", "gif"),
-    (b"RIFF", "webp"),
-    (b"BM", "bmp"),
+from pfgen_fast.evalmm.outputs import (
+    ResultFolder,
+    TaskImage,
+    item_images,
+    recorded_data_dir,
+    rotated_choices,
 )
+from pfgen_fast.site.build import write_named
+
+# Formats browsers show (Pillow's names) and their file extensions.
+SHOWN_FORMATS = {"PNG": ".png", "JPEG": ".jpg", "GIF": ".gif", "WEBP": ".webp", "BMP": ".bmp"}
 
 
-def extension(data: bytes) -> str | None:
-    return next((ext for magic, ext in SIGNATURES if data.startswith(magic)), None)
-
-
-def image_bytes(value: Any) -> list[bytes]:
-    """The images of one cell: a struct with `bytes`, a list of them, or raw bytes."""
-    if isinstance(value, (bytes, bytearray)):
-        return [bytes(value)]
-    if isinstance(value, dict):
-        data = value.get("bytes")
-        return [bytes(data)] if isinstance(data, (bytes, bytearray)) else []
-    if isinstance(value, list):
-        return [data for element in value for data in image_bytes(element)]
-    return []
-
-
-def image_columns(schema: pl.Schema) -> list[str]:
-    """Columns that can hold images: binary, structs with a `bytes` field, lists of those."""
-
-    def holds_images(dtype: pl.DataType) -> bool:
-        if dtype == pl.Binary:
-            return True
-        if isinstance(dtype, pl.Struct):
-            return any(f.name == "bytes" and f.dtype == pl.Binary for f in dtype.fields)
-        if isinstance(dtype, (pl.List, pl.Array)):
-            return holds_images(dtype.inner)  # type: ignore[arg-type]
-        return False
-
-    return [name for name, dtype in schema.items() if holds_images(dtype)]
-
-
+@dataclass
 class TaskImages:
-    """A task's dataset, read on first use: question id -> the images' paths below OUT."""
+    """A task's images by question id (paths relative to OUT), or why there are none."""
 
-    def __init__(self, task: str, folder: Path, out: Path, slot: int) -> None:
-        self.task = task
-        self.folder = folder
-        self.out = out
-        self.slot = slot  # the task's folder number under OUT/images/mm/
-        self.paths: dict[str, list[str]] | None = None
+    paths: dict[str, list[str]] = field(default_factory=dict)
+    problem: str | None = None  # shown on the task's run pages
+    warned: bool = False  # a dataset given or recorded could not be read: a warning too
 
-    def images(self, question_id: Any) -> list[str]:
-        if self.paths is None:
-            self.paths = self.write_all()
-        return self.paths.get(str(question_id), [])
 
-    def write_all(self) -> dict[str, list[str]]:
-        files = sorted(self.folder.rglob("*.parquet")) if self.folder.is_dir() else []
-        if not files:
-            raise PfgenError(f"--mm-data {self.task}={self.folder}: no parquet files found")
-        paths: dict[str, list[str]] = {}
-        directory = self.out / "images" / "mm" / str(self.slot)
-        directory.mkdir(parents=True, exist_ok=True)
-        written = 0
-        for file in files:
-            try:
-                frame = pl.read_parquet(file)
-            except (OSError, pl.exceptions.PolarsError) as error:
-                raise PfgenError(f"{file}: cannot read as parquet: {error}") from None
-            id_column = next((c for c in ID_COLUMNS if c in frame.columns), None)
-            if id_column is None:
-                raise PfgenError(f"{file}: no id column (looked for {', '.join(ID_COLUMNS)})")
-            columns = image_columns(frame.schema)
-            for row in frame.select([id_column, *columns]).iter_rows(named=True):
-                key = str(row[id_column])
-                for column in columns:
-                    for data in image_bytes(row[column]):
-                        ext = extension(data)
-                        if ext is None:
-                            continue
-                        written += 1
-                        name = f"{written}.{ext}"
-                        (directory / name).write_bytes(data)
-                        paths.setdefault(key, []).append(f"images/mm/{self.slot}/{name}")
-        return paths
+def image_file(image: TaskImage) -> tuple[bytes, str]:
+    """The bytes written for an image and their extension: the file as stored when browsers
+    show its format and no EXIF orientation turns it, else a PNG of the pixels the Task gives
+    the model (turned as the tag says, as `mm run` sends it)."""
+    data, kind, turned = image.stored()
+    if kind in SHOWN_FORMATS and not turned:
+        return data, SHOWN_FORMATS[kind]
+    buffer = io.BytesIO()
+    image.open().save(buffer, format="PNG")
+    return buffer.getvalue(), ".png"
+
+
+def dataset_folders(runs: list[ResultFolder], given: Path | None) -> list[Path | None]:
+    """Where the task's dataset is read from: the folder given, else each folder the runs
+    recorded (None: a run that read the Hub); empty when no run recorded one."""
+    if given is not None:
+        return [given]
+    return list(dict.fromkeys(recorded_data_dir(run) for run in runs if run.run_info))
+
+
+def folder_text(folder: Path | None) -> str:
+    return "the Hugging Face Hub" if folder is None else str(folder)
+
+
+def task_images(task: str, runs: list[ResultFolder], given: Path | None, out: Path) -> TaskImages:
+    """The images of every item the task's runs answered, from the first dataset folder that
+    can be read, written under `out`/images/mm/."""
+    folders = dataset_folders(runs, given)
+    if not folders:
+        return TaskImages(
+            problem=f"{task}: images left out: no run records its dataset (the run_info.json "
+            f"`mm run` writes); give --mm-data {task}=DIR"
+        )
+    wanted = {p.question_id for run in runs for p in run.predictions}
+    rotated = any(rotated_choices(run) for run in runs)
+    problems = []
+    for folder in folders:
+        try:
+            return TaskImages(read_images(task, wanted, folder, rotated, out))
+        except (PfgenError, OSError, ValueError) as error:
+            problems.append(f"{folder_text(folder)}: {error}")
+        except ImportError as error:
+            problems.append(
+                f"{error.name or error} is not installed (pip install 'pfgen_fast[mm]')"
+            )
+            break
+    return TaskImages(
+        problem=f"{task}: images left out: its dataset could not be read from "
+        + "; ".join(problems),
+        warned=True,
+    )
+
+
+def read_images(
+    task: str, wanted: set[str], folder: Path | None, rotated: bool, out: Path
+) -> dict[str, list[str]]:
+    paths: dict[str, list[str]] = {}
+    for question_id, images in item_images(task, wanted, folder, rotated):
+        paths[question_id] = []
+        for image in images:
+            data, suffix = image_file(image)
+            paths[question_id].append(write_named(out, "images/mm", "image", suffix, data))
+    return paths

@@ -75,6 +75,7 @@ class Page:
     items: list[Item]
     shared: str | None = None  # the id of the Shared holding its items
     opened: int | None = None  # its run's index in that Shared's labels and answers
+    notes: list[str] = field(default_factory=list)  # shown at the top (what is left out)
 
     def document(self) -> dict[str, Any]:
         return {
@@ -84,6 +85,7 @@ class Page:
             "settings": self.settings,
             "shared": self.shared,
             "opened": self.opened,
+            "notes": self.notes,
             "items": [
                 {
                     "id": item.id,
@@ -108,6 +110,7 @@ class RunAnswer:
     text: str
     scores: dict[str, Any]
     score: float | None  # the item's score on the page of this answer's run
+    reasoning: str | None = None  # the reasoning the run recorded with the answer
 
 
 @dataclass
@@ -141,7 +144,12 @@ class Shared:
                     "answers": [
                         None
                         if a is None
-                        else {"text": a.text, "scores": a.scores, "score": a.score}
+                        else {
+                            "text": a.text,
+                            "scores": a.scores,
+                            "score": a.score,
+                            "reasoning": a.reasoning,
+                        }
                         for a in item.answers
                     ],
                     "images": item.images,

@@ -1,6 +1,7 @@
 """pfgen-bench runs as the site shows them: each `result.json` below the input (a checkout or a
-result tree) is a leaderboard row, its questions with every sampled answer's F/T/H a run page.
-The checkout's `data/Qxx.json` give each question's reference answer and category."""
+result tree), read and checked by the pfgen room's `outputs` as its leaderboard reads it, is a
+leaderboard row, its questions with every sampled answer's F/T/H a run page. The checkout's
+`data/Qxx.json` give each question's reference answer and category."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.jsonl import read_json, read_json_object
-from pfgen_fast.common.pfgen_data import QUESTION_FILE
-from pfgen_fast.common.runs import RESULT_NAME, read_config
+from pfgen_fast.pfgen.outputs import (
+    CACHE_PATH,
+    RESULT_NAME,
+    TOTAL_PLACES,
+    RunResult,
+    cached_legacy_sum,
+    criterion_total,
+    load_questions,
+    load_result,
+    run_figures,
+)
 from pfgen_fast.site.model import Answer, Board, Collected, Column, Item, Page, Row
 
 COLUMNS = [
@@ -23,10 +32,14 @@ COLUMNS = [
     Column("trials"),
     Column("mode", numeric=False),
 ]
-LOOKED_FOR = "result/<org>/<model>/<hash>/result.json files (pfgen-bench results)"
+LOOKED_FOR = f"result/<org>/<model>/<hash>/{RESULT_NAME} files (pfgen-bench results)"
 # The settings a row shows on hover, from the run's config.
-CACHE_PATH = Path("cache") / "scores.json"
 SETTINGS = ("model", "mode", "engine", "num_examples", "max_tokens", "temperature", "top_p")
+SUM_MODES = {
+    None: f"not recorded (no {CACHE_PATH})",
+    True: "left to right (Python <= 3.11, --legacy-sum)",
+    False: "compensated (Python >= 3.12)",
+}
 
 
 def result_files(root: Path) -> list[Path]:
@@ -35,79 +48,45 @@ def result_files(root: Path) -> list[Path]:
     return sorted(root.rglob(RESULT_NAME))
 
 
-def total(value: Any) -> float | None:
-    """A criterion's score: a number, or per-category parts that add up to it."""
+def total(value: Any, legacy_sum: bool) -> float | None:
+    """A criterion's score: a number, or per-source parts that add up to it."""
     if isinstance(value, dict):
-        parts = [v for v in value.values() if isinstance(v, (int, float))]
-        return round(sum(parts), 5) if parts else None
+        return round(criterion_total(value, legacy_sum), TOTAL_PLACES) if value else None
     return value if isinstance(value, (int, float)) else None
-
-
-def sum_mode(run_dir: Path) -> str:
-    """How the run's scores were added, from the header of its score cache (written by `eval`);
-    a published result.json alone does not say."""
-    try:
-        with (run_dir / CACHE_PATH).open("rb") as cache:
-            head = cache.read(256)
-    except OSError:
-        return "not recorded (no cache/scores.json)"
-    if b'"legacy_sum":true' in head:
-        return "left to right (Python <= 3.11, --legacy-sum)"
-    return "compensated (Python >= 3.12)"
 
 
 def references(root: Path) -> dict[str, dict[str, str]]:
     """Question text -> its `note` (reference answer) and category, from `data/Qxx.json` of the
-    checkout (none when the input is a bare result tree)."""
+    checkout (none when the input is a bare result tree or its data cannot be read)."""
     data = root / "data" if root.is_dir() else root.parent / "data"
-    found: dict[str, dict[str, str]] = {}
-    if not data.is_dir():
-        return found
-    for path in sorted(data.iterdir()):
-        if not QUESTION_FILE.fullmatch(path.name):
-            continue
-        try:
-            value = read_json_object(path)
-        except PfgenError:
-            continue
-        if isinstance(value.get("question"), str):
-            found[value["question"]] = {
-                "reference": str(value.get("note") or ""),
-                "category": str(value.get("category") or ""),
-            }
-    return found
+    try:
+        questions = load_questions(data, require_answers=False) if data.is_dir() else {}
+    except PfgenError:
+        return {}
+    return {q.question: {"reference": q.note, "category": q.category} for q in questions.values()}
 
 
-def read_result(path: Path) -> dict[str, Any]:
-    result = read_json(path)
-    if not isinstance(result, dict):
-        raise PfgenError(f"{path}: expected a JSON object")
-    for name in ("score", "scores", "questions"):
-        if name not in result:
-            raise PfgenError(f'{path}: field "{name}": missing')
-    if not isinstance(result["questions"], dict) or not isinstance(result["scores"], dict):
-        raise PfgenError(f'{path}: fields "scores" and "questions": expected objects')
-    return result
-
-
-def question_item(qid: str, question: dict[str, Any], known: dict[str, dict[str, str]]) -> Item:
+def question_item(
+    qid: str, question: dict[str, Any], known: dict[str, dict[str, str]], legacy_sum: bool
+) -> Item:
     text = str(question.get("question", ""))
     found = known.get(text, {})
     fields = [("question", text)]
     if found.get("reference"):
         fields.append(("reference", found["reference"]))
     answers = []
-    for number, sample in enumerate(question.get("samples") or [], start=1):
+    samples = [s for s in question.get("samples") or [] if isinstance(s, dict)]
+    for number, sample in enumerate(samples, start=1):
         scores = sample.get("scores") or {}
         answers.append(
             Answer(
                 label=f"sample {number}",
                 text=str(sample.get("answer", "")),
                 scores={
-                    "F": total(scores.get("fluency")),
-                    "T": total(scores.get("truthfulness")),
-                    "H": total(scores.get("helpfulness")),
-                    "average": total(scores.get("average")),
+                    "F": total(scores.get("fluency"), legacy_sum),
+                    "T": total(scores.get("truthfulness"), legacy_sum),
+                    "H": total(scores.get("helpfulness"), legacy_sum),
+                    "average": total(scores.get("average"), legacy_sum),
                 },
             )
         )
@@ -121,8 +100,11 @@ def question_item(qid: str, question: dict[str, Any], known: dict[str, dict[str,
     )
 
 
-def collect_pfgen(roots: list[Path], collected: Collected) -> None:
+def collect_pfgen(roots: list[Path], collected: Collected) -> list[Path]:
+    """Every run read into the leaderboard and a run page; the result.json files read (a run
+    that cannot be read is named, with why, in a note and a warning)."""
     board = Board("pfgen", "Leaderboard", COLUMNS)
+    read: list[Path] = []
     for root in roots:
         paths = result_files(root)
         if not paths:
@@ -132,46 +114,67 @@ def collect_pfgen(roots: list[Path], collected: Collected) -> None:
         base = root if root.is_dir() else root.parent
         for path in paths:
             try:
-                result = read_result(path)
-                config = result.get("config") or read_config(path.parent) or {}
+                run = load_result(path)
             except PfgenError as error:
                 collected.warnings.append(f"{error}; run left out")
+                collected.notes.setdefault("pfgen", []).append(f"Left out: {error}")
                 continue
-            run = path.parent.relative_to(base).as_posix()
-            page_id = f"pfgen-{len(collected.pages)}"
-            scores = result["scores"]
-            settings = {name: config[name] for name in SETTINGS if name in config}
-            settings["trials"] = result.get("num_trials")
-            settings["sum mode"] = sum_mode(path.parent)
-            settings["sources"] = result.get("sources") or "all (the published scoring)"
-            settings["input_hash"] = result.get("input_hash")
-            settings["metadata_hash"] = result.get("metadata_hash")
-            board.rows.append(
-                Row(
-                    run=run,
-                    cells={
-                        "model": config.get("model") or run,
-                        "score": result.get("score"),
-                        "fluency": total(scores.get("fluency")),
-                        "truthfulness": total(scores.get("truthfulness")),
-                        "helpfulness": total(scores.get("helpfulness")),
-                        "length": result.get("length"),
-                        "trials": result.get("num_trials"),
-                        "mode": config.get("mode"),
-                    },
-                    spreads={"score": result.get("score_std"), "length": result.get("length_std")},
-                    settings=settings,
-                    page=page_id,
-                )
-            )
-            items = [
-                question_item(qid, question, known)
-                for qid, question in result["questions"].items()
-                if isinstance(question, dict)
-            ]
-            title = f"pfgen-bench: {config.get('model') or run} ({run})"
-            collected.pages.append(Page(page_id, "pfgen", title, settings, items))
+            read.append(path)
+            name = path.parent.relative_to(base).as_posix()
+            recorded = cached_legacy_sum(path.parent / CACHE_PATH)
+            page = run_page(run, name, known, f"pfgen-{len(collected.pages)}", recorded)
+            board.rows.append(run_row(run, name, page, bool(recorded)))
+            collected.pages.append(page)
     board.rows.sort(key=lambda row: -(row.cells["score"] or 0))
     board.sort = "score"
     if board.rows:
         collected.boards.append(board)
+    return read
+
+
+def run_settings(run: RunResult, legacy_sum: bool | None) -> dict[str, Any]:
+    config = run.config
+    settings = {name: config[name] for name in SETTINGS if name in config}
+    settings["trials"] = run.data.get("num_trials")
+    settings["sum mode"] = SUM_MODES[legacy_sum]
+    settings["sources"] = run.data.get("sources") or "all (the published scoring)"
+    settings["input_hash"] = run.data.get("input_hash")
+    settings["metadata_hash"] = run.data.get("metadata_hash")
+    return settings
+
+
+def run_page(
+    run: RunResult,
+    name: str,
+    known: dict[str, dict[str, str]],
+    page_id: str,
+    legacy_sum: bool | None,
+) -> Page:
+    """The run's page; `legacy_sum`: the sum mode its score cache records (None: none)."""
+    items = [
+        question_item(qid, question, known, bool(legacy_sum))
+        for qid, question in run.data["questions"].items()
+    ]
+    settings = run_settings(run, legacy_sum)
+    title = f"pfgen-bench: {run.config.get('model') or name} ({name})"
+    return Page(page_id, "pfgen", title, settings, items)
+
+
+def run_row(run: RunResult, name: str, page: Page, legacy_sum: bool) -> Row:
+    figures = run_figures(run.data, legacy_sum)
+    return Row(
+        run=name,
+        cells={
+            "model": run.config.get("model") or name,
+            "score": figures.score,
+            "fluency": figures.rounded_fluency,
+            "truthfulness": figures.rounded_truthfulness,
+            "helpfulness": figures.helpfulness,
+            "length": figures.length,
+            "trials": figures.num_trials,
+            "mode": run.config.get("mode"),
+        },
+        spreads={"score": figures.score_std, "length": figures.length_std},
+        settings=page.settings,
+        page=page.id,
+    )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.cli_args import paths_by_task
+from pfgen_fast.common.cli_args import task_path
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
@@ -17,16 +17,19 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.judges import JudgeErrors
-from pfgen_fast.evalmm.scorers import SCORERS
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors
+from pfgen_fast.evalmm.metrics.scorers import SCORERS
 
 
 def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
     evaluate.add_argument(
-        "--metrics", nargs="+", choices=sorted(SCORERS), metavar="NAME",
+        "--metrics",
+        nargs="+",
+        choices=sorted(SCORERS),
+        metavar="NAME",
         help="metrics to compute (default: each task's metrics in llm-jp-eval-mm)",
-    )  # fmt: skip
+    )
     evaluate.add_argument(
         "--table", type=Path, help="also write the leaderboard (.csv/.parquet/.json)"
     )
@@ -34,6 +37,7 @@ def add_arguments(evaluate: argparse.ArgumentParser) -> None:
         "--docs",
         action="append",
         default=[],
+        type=task_path("FILE"),
         metavar="TASK=FILE",
         help="a task's documents (JSON lines with question_id and the dataset's fields, e.g. "
         "answer_type, options, category), for metrics that need more than prediction.jsonl",
@@ -45,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     """Scores every run; a run that cannot be scored is reported (one line) and skipped."""
     from pfgen_fast.evalmm import evaluate
 
-    docs = paths_by_task(args.docs, "--docs", "FILE")
+    docs = dict(args.docs)
     folders = evaluate.find_runs(args.result_dir)
     runs, failed = [], 0
     for folder in folders:
@@ -58,22 +62,24 @@ def run(args: argparse.Namespace) -> int:
     metrics = sorted({name for _, names in runs for name in names})
     judge = open_judge(args, metrics, args.result_dir / evaluate.JUDGE_LOG)
     results: dict[tuple[str, str], dict[str, Any]] = {}
+    unjudged = 0
     try:
         options = options_from_args(args, judge)
         for run, names in runs:
             try:
-                evaluation = evaluate.score_run(run, names, options, docs.get(run.task))
+                evaluation, unscored = evaluate.score_run(run, names, options, docs.get(run.task))
             except PfgenError as error:
                 print(f"error: {error}", file=sys.stderr)
                 failed += 1
                 continue
+            unjudged += unscored
             evaluate.write_run(run, evaluation)
             results[(run.task, run.model)] = evaluation
     finally:
         if judge is not None:
             judge.close()
     status = report_judge(
-        judge, JudgeErrors(args.judge_errors), args.result_dir / evaluate.JUDGE_LOG
+        judge, JudgeErrors(args.judge_errors), args.result_dir / evaluate.JUDGE_LOG, unjudged
     )
     show_leaderboard(results, args.table)
     return 1 if failed or status else 0

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pfgen_fast.common.errors import PfgenError
+
 # A leaderboard cell without a score: no evaluation, or a judged metric with no item judged.
 NO_SCORE = "n/a"
 
@@ -15,20 +17,30 @@ def add_arguments(leaderboard: argparse.ArgumentParser) -> None:
     leaderboard.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
     leaderboard.add_argument("--table", type=Path, help="also write it (.csv/.parquet/.json)")
     leaderboard.add_argument(
-        "--format", choices=("markdown", "latex", "csv", "json"),
+        "--format",
+        choices=("markdown", "latex", "csv", "json"),
         help="print make_leaderboard.py's table instead: display names, percentages, cluster "
         "deviation scores, the best bold and the second underlined (json: its leaderboard.json)",
-    )  # fmt: skip
+    )
     leaderboard.add_argument(
-        "--plot", type=Path, metavar="FILE",
+        "--plot",
+        type=Path,
+        metavar="FILE",
         help="write the tasks' Spearman correlation heatmap and clustering dendrogram "
-        "(PNG, SVG or PDF by the suffix; needs matplotlib)",
-    )  # fmt: skip
+        "(.png, .svg or .pdf; needs matplotlib)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from pfgen_fast.evalmm import leaderboard
 
+    if args.plot is not None:
+        plot_format = args.plot.suffix.lstrip(".").lower()
+        if plot_format not in leaderboard.PLOT_FORMATS:
+            raise PfgenError(
+                f"--plot {args.plot}: unsupported format {args.plot.suffix or '(no suffix)'}; "
+                f"the formats: {', '.join(f'.{name}' for name in leaderboard.PLOT_FORMATS)}"
+            )
     results = leaderboard.find_evaluations(args.result_dir)
     if args.format is None:
         show_leaderboard(results, args.table)

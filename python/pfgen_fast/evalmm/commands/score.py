@@ -9,18 +9,19 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.cli_args import add_deprecated_alias
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
+from pfgen_fast.common.llm_options import add_strip_reasoning_argument
+from pfgen_fast.common.reasoning import strip_reasoning
 from pfgen_fast.evalmm.commands.scoring_options import (
     add_scoring_options,
     open_judge,
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.judges import JudgeErrors
-from pfgen_fast.evalmm.scorers import SCORERS, fields_help, get_scorer
-from pfgen_fast.evalmm.scoring import read_items, score_items
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors, record_judge_failures
+from pfgen_fast.evalmm.metrics.scorers import SCORERS, fields_help, get_scorer
+from pfgen_fast.evalmm.metrics.scoring import read_items, score_items
 
 
 def add_arguments(score: argparse.ArgumentParser) -> None:
@@ -38,19 +39,24 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     )
     score.add_argument("--json", action="store_true", help="print the aggregate as JSON")
     score.add_argument("-o", "--out", type=Path, help="write the scored lines here")
-    add_deprecated_alias(score, "--output", "--out", "out")
     score.add_argument(
         "--judge-log",
         type=Path,
         help="judge metrics: where the raw replies go, one JSON line each "
         "(default: FILE's name with .judge-replies.jsonl)",
     )
+    add_strip_reasoning_argument(score)
     add_scoring_options(score)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Scores the file; a line the judge gave no verdict for gets its reason in
+    `judge_error` (exit 1)."""
     scorer = get_scorer(args.metric)
     items = read_items(args.file, scorer)
+    if args.strip_reasoning:
+        for line in items.lines:
+            line["pred"] = strip_reasoning(line["pred"])
     log_path = args.judge_log or args.file.with_name(f"{args.file.stem}.judge-replies.jsonl")
     judge = open_judge(args, [args.metric], log_path)
     try:
@@ -61,11 +67,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if judge is not None:
             judge.close()
-    status = report_judge(judge, JudgeErrors(args.judge_errors), log_path)
-    lines = b"".join(
-        dumps_line({**line, "score": score})
-        for line, score in zip(items.lines, scores, strict=True)
-    )
+    scored = [{**line, "score": score} for line, score in zip(items.lines, scores, strict=True)]
+    unjudged = record_judge_failures(options, args.metric, scored)
+    for line in scored:
+        if "judge_errors" in line:
+            line["judge_error"] = line.pop("judge_errors")[args.metric]
+    status = report_judge(judge, JudgeErrors(args.judge_errors), log_path, unjudged)
+    lines = b"".join(dumps_line(line) for line in scored)
     if args.out is not None:
         write_atomically(args.out, lines)
     if args.json:

@@ -7,17 +7,30 @@ import argparse
 import sys
 from pathlib import Path
 
+from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
-from pfgen_fast.evalmm.judges import JudgeErrors
-from pfgen_fast.evalmm.scorers import Options, get_scorer
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors, check_judge_prompts
+from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
+
+JUDGE_MAX_TOKENS_HELP = (
+    "the judge's max_tokens per reply (default: each metric's own, as llm-jp-eval-mm sets "
+    "it: llm-as-a-judge and heron-bench 1024, jawildtext-board-vqa 256)"
+)
 
 
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     """The scorers' choices, and the judge's server as the model server's options (`mm score`,
     `mm evaluate`: the judge is the only model they ask)."""
     add_scorer_choices(parser)
+    parser.add_argument(
+        "--max-tokens",
+        dest="judge_max_tokens",
+        type=positive_int,
+        metavar="N",
+        help=JUDGE_MAX_TOKENS_HELP,
+    )
     add_llm_arguments(parser, request_fields=("temperature", "seed", "max_tokens"))
     for action in parser._actions:
         if action.dest in ("base_url", "judge_model"):
@@ -47,8 +60,9 @@ def add_scorer_choices(parser: argparse.ArgumentParser) -> None:
         "--judge-errors",
         choices=[choice.value for choice in JudgeErrors],
         default=JudgeErrors.EXCLUDE.value,
-        help="a failed judge call: excluded from the means and counted (default), or scored "
-        "as llm-jp-eval-mm does (0, heron -1)",
+        help="an item the judge could not score (its call failed, or its reply was cut or "
+        "gave no verdict after its reasoning): excluded from the means and counted (default), "
+        "or scored as llm-jp-eval-mm does (0, heron -1)",
     )
 
 
@@ -59,6 +73,7 @@ def options_from_args(args: argparse.Namespace, judge: LLMClient | None = None) 
         judge=judge,
         judge_errors=JudgeErrors(args.judge_errors),
         data_dir=args.evalmm_dir,
+        judge_max_tokens=args.judge_max_tokens,
     )
 
 
@@ -69,12 +84,16 @@ def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> 
         return None
     if not args.base_url or not args.judge_model:
         raise PfgenError(f"{', '.join(judged)} asks a judge: give --base-url and --judge-model")
+    check_judge_prompts(judged, args.evalmm_dir)
     return client_from_args(args, log_path=log_path)
 
 
-def report_judge(client: LLMClient | None, judge_errors: JudgeErrors, log_path: Path) -> int:
-    """Prints the judge's counts; 1 (an error named on stderr) when a call failed for good,
-    whatever `--judge-errors` made of it, else 0."""
+def report_judge(
+    client: LLMClient | None, judge_errors: JudgeErrors, log_path: Path, unjudged: int
+) -> int:
+    """Prints the judge's counts; 1 (an error named on stderr) when items were left without a
+    verdict (`unjudged`: their reasons are in the outputs), whatever `--judge-errors` made of
+    them, else 0."""
     if client is None:
         return 0
     stats = client.stats
@@ -82,7 +101,7 @@ def report_judge(client: LLMClient | None, judge_errors: JudgeErrors, log_path: 
         f"judge: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
         file=sys.stderr,
     )
-    if not stats.failed:
+    if not unjudged:
         return 0
     treatment = (
         "scored as llm-jp-eval-mm does (0, heron -1)"
@@ -90,8 +109,8 @@ def report_judge(client: LLMClient | None, judge_errors: JudgeErrors, log_path: 
         else "left out of the means (a metric with no item judged has no score)"
     )
     print(
-        f"error: {stats.failed} judge calls failed for good ({log_path} has each error); "
-        f"their items are {treatment}",
+        f"error: {unjudged} items got no verdict from the judge (each line's `judge_errors` "
+        f"says why; {log_path} has the replies); they are {treatment}",
         file=sys.stderr,
     )
     return 1

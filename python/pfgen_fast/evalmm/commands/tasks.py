@@ -1,5 +1,5 @@
 """`mm tasks`: llm-jp-eval-mm's tasks with their dataset, pinned revision, split, default
-metrics, cluster and display name."""
+metrics, cluster, display name, and what `--data` holds for each and how to make it."""
 
 from __future__ import annotations
 
@@ -10,6 +10,12 @@ from pfgen_fast.evalmm.commands.score import print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Lists llm-jp-eval-mm's tasks. `--data` of `mm run` takes, per task, a local copy of "
+        "its Hub dataset repository holding the configs and split listed, or for jic-vqa the "
+        "parquet file llm-jp-eval-mm's scripts/prepare_jic_vqa.py writes; each row says how "
+        "to make it."
+    )
     parser.add_argument("--json", action="store_true", help="print them as a JSON list")
 
 
@@ -21,10 +27,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([asdict(info) for info in infos])
         return 0
-    columns = ["task", "dataset", "revision", "split", "metrics", "cluster", "display name"]
+    columns = ["task", "dataset", "revision", "split", "metrics", "cluster", "display name",
+               "--data", "how to make it"]  # fmt: skip
     rows = [
         [i.name, i.dataset, i.revision or "unpinned", i.split, ", ".join(i.metrics), i.cluster,
-         i.display_name]
+         i.display_name, i.data.describe(), i.data.make]
         for i in infos
     ]  # fmt: skip
     print_table("llm-jp-eval-mm tasks", columns, rows)

@@ -12,14 +12,23 @@ import orjson
 
 from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.files import check_writable_folder
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
-from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
 from pfgen_fast.judge.data import load_questions, load_run, run_pairs
 from pfgen_fast.judge.items import PairItem, load_items
-from pfgen_fast.judge.pairwise import METHODS, JudgeSetup, judge_pairs, summarise
+from pfgen_fast.judge.outputs import PAIRWISE_ITEMS
+from pfgen_fast.judge.pairwise import (
+    METHODS,
+    REASONED_MAX_TOKENS,
+    RESULT_ONLY_MAX_TOKENS,
+    JudgeSetup,
+    judge_pairs,
+    summarise,
+)
 from pfgen_fast.judge.prompts import PROMPT_VARIANTS, PairwisePrompt
+from pfgen_fast.pfgen.outputs import DATA_DEFAULT, resolve_data_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,6 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="generate evaluation criteria once per question and give them to the judge",
     )
+    parser.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        help=f"new tokens per reply at most (default: {RESULT_ONLY_MAX_TOKENS} for result-only "
+        f"verdicts, {REASONED_MAX_TOKENS} for a reason then the verdict and for criteria)",
+    )
     outputs.add_output_arguments(parser, "items.jsonl, summary.json and replies.jsonl")
     add_llm_arguments(
         parser, request_fields=("temperature", "seed", "logprobs", "top_logprobs", "max_tokens")
@@ -82,7 +97,8 @@ def show_pairwise(summary: dict[str, Any]) -> None:
         rows.append([method, cell(summary[method]), *(counts[x] for x in ("A", "B", "C", "none"))])
     title = (
         f"{summary['prompt']} by {summary['judge_model']}: {summary['items']} items, "
-        f"{summary['errors']} errors, {summary['labelled']} with labels"
+        f"{summary['judged']} judged, {summary['errors']} errors, {summary['labelled']} "
+        "with labels"
     )
     print_table(title, ["method", "concordance %", "A", "B", "C", "no verdict"], rows)
     usage = summary["usage"]
@@ -101,19 +117,26 @@ def run(args: argparse.Namespace) -> int:
     prompt = PairwisePrompt(
         reasoning=args.prompt == "reason-then-result", with_criteria=args.criteria
     )
+    if args.out is not None:
+        check_writable_folder(args.out)
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
-        setup = JudgeSetup(prompt, client.base_url, client.model)
-        records, tokens = judge_pairs(client, items, setup)
+        setup = JudgeSetup(prompt, client.base_url, client.model, args.max_tokens)
+        judged = judge_pairs(client, items, setup)
+        records = judged.records
         summary = {"prompt": prompt.name, "judge_model": client.model, **summarise(records)}
+        summary["settings"] = outputs.settings_record(client, setup.settings())
         summary["usage"] = outputs.stats_record(client.stats)
+        tokens = judged.tokens
         summary["tokens"] = {"prompt": tokens["prompt"], "completion": tokens["completion"]}
     if args.out is not None:
-        outputs.write_outputs(args.out, "items.jsonl", records, summary)
+        outputs.write_outputs(args.out, PAIRWISE_ITEMS, records, summary)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps({"items": records, "summary": summary}) + b"\n")
     else:
         show_pairwise(summary)
+    for warning in judged.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return report_errors(records)
 
 

@@ -10,12 +10,22 @@ from pathlib import Path
 import orjson
 
 from pfgen_fast.common.cli_args import positive_int
+from pfgen_fast.common.files import check_writable_folder
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
-from pfgen_fast.common.pfgen_data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
 from pfgen_fast.judge.data import load_questions, load_run, run_score
-from pfgen_fast.judge.pointwise import draw_scatter, rate_runs, rating_correlation
+from pfgen_fast.judge.outputs import POINTWISE_RATINGS
+from pfgen_fast.judge.pointwise import (
+    DEFAULT_MAX_TOKENS,
+    SAMPLING,
+    check_plot_path,
+    draw_scatter,
+    rate_runs,
+    rating_correlation,
+)
+from pfgen_fast.judge.replies import reason_counts
+from pfgen_fast.pfgen.outputs import DATA_DEFAULT, resolve_data_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,17 +35,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, help=f"pfgen-bench data/ (default: {DATA_DEFAULT})")
     parser.add_argument("--trials", type=positive_int, help="the first N trials of each question")
     parser.add_argument("--plot", type=Path, help="draw the scatter plot into a .png or .svg")
+    parser.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"new tokens per reply at most (default: {DEFAULT_MAX_TOKENS}, MT-Bench's judge)",
+    )
     outputs.add_output_arguments(parser, "ratings.jsonl, summary.json and replies.jsonl")
-    add_llm_arguments(parser, request_fields=("temperature",))
+    add_llm_arguments(parser, request_fields=("temperature", "max_tokens"))
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """What can go wrong with the outputs, found before the first call."""
+    if args.out is not None:
+        check_writable_folder(args.out)
+    if args.plot is not None:
+        check_plot_path(args.plot)
+        check_writable_folder(args.plot.parent)
 
 
 def run(args: argparse.Namespace) -> int:
     questions = load_questions(resolve_data_dir(args.data))
     runs = [(load_run(directory, questions), run_score(directory)) for directory in args.runs]
+    check_outputs(args)
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
-        records, summaries, tokens = rate_runs(client, runs, questions, args.trials)
+        records, summaries, tokens = rate_runs(
+            client, runs, questions, args.trials, args.max_tokens
+        )
         usage = outputs.stats_record(client.stats)
+        settings = outputs.settings_record(client, {**SAMPLING, "max_tokens": args.max_tokens})
     r = rating_correlation(summaries)
     columns = ["run", "pfgen score", "mean rating", "rated", "unrated"]
     rows = [
@@ -52,11 +81,12 @@ def run(args: argparse.Namespace) -> int:
         "judge_model": args.judge_model,
         "runs": [dict(zip(columns, row, strict=True)) for row in rows],
         "pearson_r": r,
+        "settings": settings,
         "usage": usage,
         "tokens": {"prompt": tokens["prompt"], "completion": tokens["completion"]},
     }
     if args.out is not None:
-        outputs.write_outputs(args.out, "ratings.jsonl", records, summary)
+        outputs.write_outputs(args.out, POINTWISE_RATINGS, records, summary)
     if args.plot is not None:
         draw_scatter(summaries, r, args.plot)
     if args.json:
@@ -69,10 +99,11 @@ def run(args: argparse.Namespace) -> int:
             f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out, of all replies "
             f"{tokens['prompt']} in / {tokens['completion']} out"
         )
-    failed = sum(s.unrated for s in summaries)
-    if failed:
+    failures = [record["error"] for record in records if "error" in record]
+    if failures:
         print(
-            f"error: {failed} answers got no rating (see the ratings' text or error)",
+            f"error: {len(failures)} answers got no rating ({reason_counts(failures)}); see "
+            "the ratings' error",
             file=sys.stderr,
         )
-    return 1 if failed else 0
+    return 1 if failures else 0

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import orjson
 
-from pfgen_fast.common.cli_args import add_table_argument
-from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.jsonl import iter_json_lines, require
+from pfgen_fast.common.cli_args import add_table_argument, non_negative_int
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
+from pfgen_fast.judge.outputs import RANKING_COLUMNS, comparisons
 from pfgen_fast.judge.pairwise import METHODS
-from pfgen_fast.judge.verdicts import LETTERS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,40 +28,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=non_negative_int,
         default=1000,
         help="bootstrap resamples for the intervals (default: 1000; 0: none)",
     )
-    add_table_argument(parser, "the ranking", old_name="--out")
+    add_table_argument(parser, "the ranking")
     parser.add_argument("--json", action="store_true", help="print the ranking as JSON")
 
 
 def load_comparisons(paths: list[Path], method: str) -> list[Comparison]:
-    """The verdicts of `method` between named models; items with errors or without a verdict
-    (BS1 on disagreeing orders) give none."""
-    comparisons = []
-    for path in paths:
-        path = path / "items.jsonl" if path.is_dir() else path
-        for line in iter_json_lines(path):
-            record = line.value
-            if "error" in record:
-                continue
-            model_a = require(record, "model_a", str, line.where)
-            model_b = require(record, "model_b", str, line.where)
-            verdict = require(record, "verdict", dict, line.where).get(method)
-            if verdict is None:
-                continue
-            if verdict not in LETTERS:
-                raise InputError(f'{line.where}: field "verdict": {verdict!r} is not A, B or C')
-            comparisons.append(Comparison(model_a, model_b, verdict))
-    return comparisons
+    """The verdicts of `method` between named models, of every items file given."""
+    return [comparison for path in paths for comparison in comparisons(path, method)]
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.bootstrap < 0:
-        raise PfgenError("--bootstrap: expected 0 or more")
     ranked = rank_models(load_comparisons(args.results, args.method), bootstrap=args.bootstrap)
-    columns = ["rank", "model", "strength", "low", "high", "wins", "losses", "ties"]
+    columns = list(RANKING_COLUMNS)
     rows = [
         [
             n,

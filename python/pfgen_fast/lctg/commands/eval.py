@@ -9,9 +9,16 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
+from pfgen_fast.common.cli_args import integer, positive_int
+from pfgen_fast.common.files import check_writable_folder
+from pfgen_fast.common.llm_options import (
+    add_llm_arguments,
+    add_strip_reasoning_argument,
+    client_from_args,
+)
 from pfgen_fast.lctg.commands.shared import (
     DEFAULT_SEED,
+    MAX_NEW_TOKENS,
     add_task_arguments,
     report_calls,
 )
@@ -20,14 +27,14 @@ from pfgen_fast.lctg.data import load_prompts, resolve_data_dir
 
 def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     add_task_arguments(evaluate)
-    add_llm_arguments(evaluate, request_fields=("temperature", "seed"))
+    add_llm_arguments(evaluate, request_fields=("temperature", "seed", "max_tokens"))
     evaluate.add_argument("generations", help="generated_result_v1.jsonl (the generator's format)")
     evaluate.add_argument("--out", help="output folder (default: the generations' folder)")
     evaluate.add_argument("--model", help="model name (default: the rows' model field)")
     evaluate.add_argument("--json", action="store_true", help="print the scores as JSON")
     evaluate.add_argument(
         "--seed",
-        type=int,
+        type=integer,
         default=DEFAULT_SEED,
         help="seed sent with temperature 0 to the remover and judge (default: 0)",
     )
@@ -36,10 +43,30 @@ def add_arguments(evaluate: argparse.ArgumentParser) -> None:
         action="store_true",
         help="send neither temperature nor seed, as the benchmark's scripts do",
     )
+    evaluate.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        default=MAX_NEW_TOKENS,
+        help="new tokens per remover or judge reply at most (default: "
+        f"{MAX_NEW_TOKENS}, the benchmark generator's limit; its scripts send none)",
+    )
+    add_strip_reasoning_argument(evaluate)
+
+
+def judge_record(args: argparse.Namespace, sampling: str) -> dict[str, Any]:
+    """How the remover and the judge were asked, as the scores file records it."""
+    return {
+        "base_url": args.base_url,
+        "model": args.judge_model,
+        "sampling": sampling,
+        "max_tokens": args.max_tokens,
+        "extra_body": args.extra_body,
+        "strip_reasoning": args.strip_reasoning,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
-    from pfgen_fast.lctg.evaluate import run_evaluation, scores_of
+    from pfgen_fast.lctg.evaluate import failures, run_evaluation, scores_of
     from pfgen_fast.lctg.generations import load_generations, model_name
     from pfgen_fast.lctg.report import (
         notes,
@@ -57,15 +84,32 @@ def run(args: argparse.Namespace) -> int:
     rows = load_generations(generations, prompts, args.task)
     model = model_name(rows, args.model)
     params: dict[str, Any] = {} if args.original_sampling else {"temperature": 0, "seed": args.seed}
+    params["max_tokens"] = args.max_tokens
     sampling = f"temperature 0, seed {args.seed}"
     if args.original_sampling:
         sampling = "none sent (as the benchmark)"
-    paths = output_paths(Path(args.out) if args.out else generations.parent, args.task)
+    out = Path(args.out) if args.out else generations.parent
+    check_writable_folder(out)
+    paths = output_paths(out, args.task)
     with client_from_args(args, log_path=paths.replies, accept_400=True) as client:
-        items = run_evaluation(client, templates, rows, prompts, params)
+        items = run_evaluation(
+            client,
+            templates,
+            rows,
+            prompts,
+            params,
+            strip=args.strip_reasoning,
+        )
         report_calls(client, f"remover and judge ({sampling})")
-    judge = {"base_url": args.base_url, "model": args.judge_model, "sampling": sampling}
-    document = scores_document(args.task, model, scores_of(items), judge, (len(rows), len(prompts)))
+    failed = failures(items)
+    document = scores_document(
+        args.task,
+        model,
+        scores_of(items),
+        judge_record(args, sampling),
+        (len(rows), len(prompts)),
+        (len(items), failed),
+    )
     write_outputs(paths, items, document)
     for note in notes(document):
         print(f"note: {note}", file=sys.stderr)
@@ -75,4 +119,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_scores(document)
         print(f"wrote {paths.scores_json}, {paths.scores_csv.name}, {paths.analysis.name}")
-    return 0
+    if failed:
+        reasons = "; ".join(f"{n} × {why}" for why, n in document["failure_reasons"].items())
+        print(
+            f"error: {len(failed)} of {len(items)} generations failed ({reasons}); they are "
+            f'left out of the rates (the "failure" field of {paths.analysis.name})',
+            file=sys.stderr,
+        )
+    return 1 if failed else 0

@@ -9,7 +9,7 @@ from pfgen_fast.common.cli_args import add_table_argument
 
 def add_arguments(board: argparse.ArgumentParser) -> None:
     board.add_argument("scores", nargs="+", help="lctg-TASK-scores.json files or globs")
-    add_table_argument(board, "the table", old_name="--out")
+    add_table_argument(board, "the table")
     board.add_argument("--plots", help="folder for one figure per task (PNG and SVG)")
 
 

@@ -10,6 +10,9 @@ from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.lctg.data import TASKS
 
 DEFAULT_SEED = 0
+# The benchmark's generator's limit on new tokens (its utils/output_tokens.py): `generate`'s
+# default, and the bound of the remover's and the judge's replies (its scripts send none).
+MAX_NEW_TOKENS = 4096
 
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:

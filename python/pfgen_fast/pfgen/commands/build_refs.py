@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pfgen_fast.common.cli_args import fraction, int_from_to, positive_int
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.tables import print_table
@@ -51,22 +52,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-style", action="store_true", help="skip style normalisation")
     parser.add_argument("--ng-rules", type=Path, help="NG patterns per question id (JSON)")
-    parser.add_argument("--ngram-n", type=int, default=5, help="n of the rare n-gram filter (5)")
+    parser.add_argument(
+        "--ngram-n", type=int_from_to(1, 5), default=5, help="n of the rare n-gram filter (5)"
+    )
     parser.add_argument(
         "--min-count",
-        type=int,
+        type=positive_int,
         default=2,
         help="drop candidates with an n-gram found in fewer candidates than this (2)",
     )
     parser.add_argument("--no-rare-filter", action="store_true", help="skip the rare n-grams")
-    parser.add_argument("--target-length", type=int, default=100, help="length to select (100)")
     parser.add_argument(
-        "--pool-size", type=int, default=30_000, help="candidates kept by length (30000)"
+        "--target-length", type=positive_int, default=100, help="length to select (100)"
+    )
+    parser.add_argument(
+        "--pool-size", type=positive_int, default=30_000, help="candidates kept by length (30000)"
     )
     parser.add_argument(
         "--no-length-selection", action="store_true", help="keep every survivor in the pool"
     )
-    parser.add_argument("--size", type=int, default=1_000, help="answers per set (1000)")
+    parser.add_argument("--size", type=positive_int, default=1_000, help="answers per set (1000)")
     parser.add_argument(
         "--no-representativeness",
         action="store_true",
@@ -74,13 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--typical-fraction",
-        type=float,
+        type=fraction,
         default=0.5,
         help="share of the pool, most representative first, to choose from (0.5)",
     )
     parser.add_argument(
         "--memory-budget-mb",
-        type=int,
+        type=positive_int,
         default=1024,
         help="n-gram tables and candidate texts held in memory before spilling (1024)",
     )
@@ -90,13 +95,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace, question_ids: set[str]) -> BuildSettings:
-    if not 1 <= args.ngram_n <= 5:
-        raise PfgenError("--ngram-n must be between 1 and 5")
-    for name in ("min_count", "pool_size", "size", "target_length", "memory_budget_mb"):
-        if getattr(args, name) < 1:
-            raise PfgenError(f"--{name.replace('_', '-')} must be at least 1")
-    if not 0.0 < args.typical_fraction <= 1.0:
-        raise PfgenError("--typical-fraction must be in (0, 1]")
     return BuildSettings(
         style_rules=None if args.no_style else load_style_rules(args.style_rules),
         ng_rules={} if args.ng_rules is None else load_ng_rules(args.ng_rules, question_ids),

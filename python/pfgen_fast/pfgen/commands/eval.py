@@ -24,6 +24,7 @@ from pfgen_fast.common.tables import print_table
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.evaluate import Evaluator, RunOutcome
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
+from pfgen_fast.pfgen.outputs import run_figures
 from pfgen_fast.pfgen.scorer import ReferenceData
 
 DEFAULT_PATTERN = "result/**/trials.jsonl.xz"
@@ -62,10 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet_argument(parser)
 
 
-def summary_row(outcome: RunOutcome) -> dict[str, Any]:
+def summary_row(outcome: RunOutcome, legacy_sum: bool) -> dict[str, Any]:
     result = outcome.result or {}
     config = result.get("config") or {}
-    scores = result.get("scores") or {}
+    figures = run_figures(result, legacy_sum) if "scores" in result else None
     return {
         "path": str(outcome.path),
         "status": outcome.status,
@@ -75,9 +76,9 @@ def summary_row(outcome: RunOutcome) -> dict[str, Any]:
         "score": result.get("score"),
         "score_std": result.get("score_std"),
         "length": result.get("length"),
-        "fluency": round(sum(scores.get("fluency", {}).values()), 4) if scores else None,
-        "truthfulness": round(sum(scores.get("truthfulness", {}).values()), 4) if scores else None,
-        "helpfulness": scores.get("helpfulness"),
+        "fluency": None if figures is None else figures.rounded_fluency,
+        "truthfulness": None if figures is None else figures.rounded_truthfulness,
+        "helpfulness": None if figures is None else figures.helpfulness,
         "error": outcome.error,
     }
 
@@ -171,10 +172,15 @@ def run(args: argparse.Namespace) -> int:
     skipped = [o for o in outcomes if o.status == "skipped"]
     failed = [o for o in outcomes if o.status == "failed"]
     if args.json:
-        json.dump([summary_row(o) for o in outcomes], sys.stdout, ensure_ascii=False, indent=2)
+        json.dump(
+            [summary_row(o, args.legacy_sum) for o in outcomes],
+            sys.stdout,
+            ensure_ascii=False,
+            indent=2,
+        )
         sys.stdout.write("\n")
     elif scored or skipped:
-        print_runs([summary_row(o) for o in outcomes if o.status != "failed"])
+        print_runs([summary_row(o, args.legacy_sum) for o in outcomes if o.status != "failed"])
     elapsed = time.perf_counter() - started
     console.print(
         f"{len(scored)} scored, {len(skipped)} already current, {len(failed)} failed "

@@ -1,5 +1,5 @@
-"""`generate`: trials for a model served by an OpenAI-compatible server, with the published
-prompts, parameters and trial files, packed for `eval`."""
+"""`generate`: trials for a model served by an OpenAI-compatible server, as pfgen-bench's
+`run-openai.py` makes them (docs/generate.md), packed for `eval`."""
 
 from __future__ import annotations
 
@@ -9,10 +9,19 @@ from pathlib import Path, PurePosixPath
 from rich.console import Console
 from rich.markup import escape
 
-from pfgen_fast.common.cli_args import add_data_argument, positive_int
+from pfgen_fast.common.cli_args import (
+    add_data_argument,
+    fraction_or_none,
+    non_negative_float,
+    non_negative_int,
+    positive_int,
+)
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.llm import LLMClient
-from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
+from pfgen_fast.common.llm_options import (
+    add_llm_arguments,
+    add_strip_reasoning_argument,
+    client_from_args,
+)
 from pfgen_fast.common.progress import progress_from_args
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.generate import ENGINE, Clients, RunParameters, generate
@@ -21,20 +30,27 @@ from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's OpenAI-compatible server
 
 
-def top_p_value(text: str) -> float | None:
-    """A number, or `none`: not sent (the server's default), as the published API runs."""
-    if text.lower() == "none":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number or none: {text!r}") from None
+# Fields of the request and keys of config.json that the command sets itself: --extra-body may
+# set none of them.
+OWN_FIELDS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "stop",
+    "engine",
+    "mode",
+    "num_examples",
+    "enable_thinking",
+    "prefix",
+    "seed",
+    "strip_reasoning",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_llm_arguments(
         parser,
-        request_fields=("temperature", "top_p", "max_tokens", "stop", "seed"),
+        request_fields=OWN_FIELDS,
         model_flag="--model",
         model_help="model name sent to the server",
         base_url_default=DEFAULT_BASE_URL,
@@ -42,29 +58,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mode",
         choices=MODES,
-        required=True,
+        default="qa",
         help="completion: completions endpoint; qa: the prompt as one chat message; "
-        "chat: system and user chat messages",
+        "chat: system and user chat messages (default: qa)",
     )
     parser.add_argument(
-        "--num-trials", type=positive_int, default=100, help="trials (default: 100)"
+        "--num-trials",
+        type=positive_int,
+        default=10,
+        help="trials (default: 10; the paper's protocol: 100, with --temperature 1.0)",
     )
     parser.add_argument(
         "--temperature",
-        type=float,
-        default=1.0,
-        help="default: 1.0 (published: 1.0 for open models, 0.0 for API models)",
+        type=non_negative_float,
+        default=0.7,
+        help="default: 0.7 (the published runs: 1.0 for open models, 0.0 for API models)",
     )
     parser.add_argument(
         "--top-p",
-        type=top_p_value,
+        type=fraction_or_none,
         default=0.98,
-        help="a number, or none to leave it to the server (default: 0.98, as published for "
-        "open models)",
+        help="a number, or none to leave it to the server (default: 0.98)",
     )
     parser.add_argument("--max-tokens", type=positive_int, default=300, help="default: 300")
     parser.add_argument(
-        "--num-examples", type=int, default=20, help="few-shot examples (default: 20)"
+        "--disable-thinking",
+        action="store_true",
+        help='"/no_think\\n" before each prompt (Qwen3\'s switch; the system prompt in chat '
+        'mode), recorded as "enable_thinking": false',
+    )
+    parser.add_argument(
+        "--extra-eos-tokens",
+        nargs="+",
+        metavar="S",
+        help="more stop strings sent with each request (not recorded in config.json)",
+    )
+    add_strip_reasoning_argument(parser)
+    parser.add_argument(
+        "--num-examples", type=non_negative_int, default=20, help="few-shot examples (default: 20)"
     )
     parser.add_argument("--seed", default="", help="seed string of the run (default: empty)")
     parser.add_argument("--prefix", default="", help="text before every prompt; \\n etc. allowed")
@@ -81,18 +112,13 @@ def check_model_name(model: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_model_name(args.model)
-    if args.num_examples < 0:
-        raise InputError(f"--num-examples {args.num_examples}: must not be negative")
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
     clients = Clients(
         client_from_args(args, log_path=None, show_progress=False),
-        LLMClient(
-            args.base_url,
-            args.model,
-            concurrency=args.concurrency,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            cache_path=None,
+        client_from_args(
+            argparse.Namespace(**{**vars(args), "no_cache": True}),
+            log_path=None,
+            show_progress=False,
         ),
     )
     examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
@@ -106,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
         num_examples=args.num_examples,
         prefix=args.prefix,
         seed=args.seed,
+        enable_thinking=not args.disable_thinking,
+        strip_reasoning=args.strip_reasoning,
+        extra_body=args.extra_body,
+        extra_eos_tokens=tuple(args.extra_eos_tokens or ()),
     )
     console = Console(stderr=True, soft_wrap=True)
     console.print(f"run directory: {escape(str(parameters.run_directory(Path(args.out))))}")
@@ -128,7 +158,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         with clients.cached, clients.fresh:
             run_dir = generate(
-                parameters, clients, examples, Path(args.out), args.num_trials, on_answer, on_trial
+                parameters,
+                clients,
+                examples,
+                Path(args.out),
+                args.num_trials,
+                on_answer,
+                on_trial,
+                warn=lambda line: console.print(f"warning: {escape(line)}"),
             )
     finally:
         answers.close()

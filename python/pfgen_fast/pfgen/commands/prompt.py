@@ -6,8 +6,7 @@ import argparse
 import json
 import sys
 
-from pfgen_fast.common.cli_args import add_data_argument
-from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.cli_args import add_data_argument, non_negative_int, positive_int
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.prompts import MODES, build_task, load_examples, unescape_prefix
 
@@ -15,17 +14,15 @@ from pfgen_fast.pfgen.prompts import MODES, build_task, load_examples, unescape_
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument("--mode", choices=MODES, required=True)
-    parser.add_argument("--trial", type=int, required=True, help="trial number, from 1")
+    parser.add_argument("--trial", type=positive_int, required=True, help="trial number, from 1")
     parser.add_argument("--seed", default="", help="seed string of the run (default: empty)")
     parser.add_argument("--prefix", default="", help="text before every prompt; \\n etc. allowed")
-    parser.add_argument("--num-examples", type=int, default=20, help="few-shot examples")
+    parser.add_argument(
+        "--num-examples", type=non_negative_int, default=20, help="few-shot examples"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.trial < 1:
-        raise InputError(f"--trial {args.trial}: trials are numbered from 1")
-    if args.num_examples < 0:
-        raise InputError(f"--num-examples {args.num_examples}: must not be negative")
     prefix = unescape_prefix(args.prefix)
     examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
     for example in examples:

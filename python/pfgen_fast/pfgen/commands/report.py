@@ -10,7 +10,6 @@ from rich.markup import escape
 
 from pfgen_fast.common.cli_args import (
     add_data_argument,
-    add_deprecated_alias,
     add_paths_argument,
     input_paths,
 )
@@ -42,7 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--table", type=Path, metavar="FILE", help="file to export the leaderboard to"
     )
-    add_deprecated_alias(parser, "--output", "--table", "table")
     parser.add_argument("--force", action="store_true", help="rewrite pages already current")
     add_legacy_sum_argument(parser)
 

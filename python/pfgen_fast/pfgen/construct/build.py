@@ -192,7 +192,7 @@ def closest_to_length(
 
 
 def representativeness(question_id: str, texts: list[str]) -> np.ndarray:
-    """Fluency (scoring spec §3) of every text against n-gram tables built from all the texts:
+    """Fluency (scoring-spec.md §3) of every text against n-gram tables built from all the texts:
     how much of its wording, weighted by how many others share it, the pool agrees with.
     The text itself is in the tables; its own contribution (one per distinct n-gram, at most
     ~1,000) is negligible against sums over tens of thousands of texts, and the same for all."""

@@ -117,7 +117,7 @@ def group_frame(
         missing = np.flatnonzero(frame[name].is_null().to_numpy())
 
         def not_a_string(row: int, name: str = name) -> str:
-            return f"{where(row)}: field '{name}' must be a string"
+            return f'{where(row)}: field "{name}": expected a string, got null'
 
         problems.add_rows(missing, not_a_string)
     question_ids = {text: q.question_id for text, q in questions.items()}
@@ -132,13 +132,14 @@ def group_frame(
     problems.add_rows(
         np.arange(len(unknown_rows)),
         lambda i: (
-            f"{where(int(unknown_rows[i]))}: field 'question': not a question of --meta: "
+            f'{where(int(unknown_rows[i]))}: field "question": not a question of --meta: '
             f"{unknown_texts[i][:40]!r}"
         ),
     )
     empty_source = frame.filter(usable & (pl.col("source") == ""))["row"].to_numpy()
     problems.add_rows(
-        empty_source, lambda row: f"{where(row)}: field 'source' must be a non-empty string"
+        empty_source,
+        lambda row: f'{where(row)}: field "source": expected a non-empty string, got ""',
     )
     frame = frame.filter(usable & pl.col("question_id").is_not_null() & (pl.col("source") != ""))
     groups = frame.partition_by(["question_id", "source"], maintain_order=True, as_dict=True)

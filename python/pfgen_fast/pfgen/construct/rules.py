@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.jsonl import read_json
+from pfgen_fast.common.jsonl import read_json, type_name, wrong_type
 
 DEFAULT_STYLE_RULES = Path(__file__).resolve().parents[2] / "reference_data" / "style_rules.json"
 
@@ -66,10 +66,12 @@ class StyleRules:
         return texts.clone().scatter(touched, changed)
 
 
-def check_pattern(pattern: Any, where: str) -> str:
-    """A regular expression polars accepts (Rust `regex` syntax), else a DataError at `where`."""
+def check_pattern(pattern: Any, path: Path, field: str) -> str:
+    """A regular expression polars accepts (Rust `regex` syntax), else a DataError naming the
+    file and the field."""
+    where = f'{path}: field "{field}"'
     if not isinstance(pattern, str) or not pattern:
-        raise DataError(f"{where}: must be a non-empty string (a regular expression)")
+        raise DataError(f"{where}: expected a regular expression, got {type_name(pattern)}")
     try:
         pl.Series([""]).str.contains(pattern)
     except pl.exceptions.PolarsError as error:
@@ -78,7 +80,7 @@ def check_pattern(pattern: Any, where: str) -> str:
         for line in message:
             if line.strip().startswith("error:"):
                 detail = line.strip()
-        raise DataError(f"{where}: invalid regular expression {pattern!r}: {detail}") from None
+        raise DataError(f"{where}: not a regular expression: {pattern!r}: {detail}") from None
     return pattern
 
 
@@ -88,28 +90,32 @@ def load_style_rules(path: Path) -> StyleRules:
     raw = read_json(path, DataError)
     rules = raw.get("rules") if isinstance(raw, dict) else None
     if not isinstance(rules, list):
-        raise DataError(f"{path}: expected an object with a list 'rules'")
+        raise DataError(f'{path}: field "rules": expected a list')
     loaded = []
     for index, rule in enumerate(rules):
-        where = f"{path}: rules[{index}]"
+        where = f"rules[{index}]"
         if not isinstance(rule, dict):
-            raise DataError(f"{where}: a rule must be an object")
+            raise DataError(f"{path}: {wrong_type(where, 'an object', rule)}")
         name = rule.get("name", f"rule {index}")
         if "map" in rule:
             mapping = rule["map"]
             if not isinstance(mapping, dict) or not all(
                 isinstance(k, str) and k and isinstance(v, str) for k, v in mapping.items()
             ):
-                raise DataError(f"{where}.map: must map non-empty strings to strings")
+                raise DataError(
+                    f'{path}: field "{where}.map": expected non-empty strings to strings'
+                )
             loaded.append(StyleRule(name, mapping=mapping))
             continue
-        pattern = check_pattern(rule.get("pattern"), f"{where}.pattern")
+        pattern = check_pattern(rule.get("pattern"), path, f"{where}.pattern")
         if rule.get("delete") is True:
             loaded.append(StyleRule(name, pattern))
             continue
         replacement = rule.get("replace")
         if not isinstance(replacement, str):
-            raise DataError(f"{where}: needs 'replace' (a string), 'delete': true, or 'map'")
+            raise DataError(
+                f'{path}: field "{where}": expected "replace" (a string), "delete": true or "map"'
+            )
         loaded.append(StyleRule(name, pattern, replacement))
     return StyleRules(loaded)
 
@@ -119,13 +125,15 @@ def load_ng_rules(path: Path, question_ids: set[str]) -> dict[str, list[str]]:
     raw = read_json(path, DataError)
     rules = raw.get("rules") if isinstance(raw, dict) else None
     if not isinstance(rules, dict):
-        raise DataError(f"{path}: expected an object with an object 'rules' (question id -> list)")
+        raise DataError(f'{path}: field "rules": expected an object (question id -> list)')
     loaded = {}
     for question_id, patterns in rules.items():
-        where = f"{path}: rules.{question_id}"
+        where = f"rules.{question_id}"
         if question_id not in question_ids:
-            raise DataError(f"{where}: no question {question_id!r} in the metadata")
+            raise DataError(f'{path}: field "{where}": no question {question_id!r} in the metadata')
         if not isinstance(patterns, list):
-            raise DataError(f"{where}: must be a list of regular expressions")
-        loaded[question_id] = [check_pattern(p, f"{where}[{i}]") for i, p in enumerate(patterns)]
+            raise DataError(f"{path}: {wrong_type(where, 'a list', patterns)}")
+        loaded[question_id] = [
+            check_pattern(p, path, f"{where}[{i}]") for i, p in enumerate(patterns)
+        ]
     return loaded

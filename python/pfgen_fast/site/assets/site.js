@@ -131,15 +131,18 @@
     $$("[data-download]", board).forEach((b) => b.addEventListener("click", () => download(table, b.dataset.download)));
   }
 
-  /* Run pages: runs/ID.js calls siteRunLoaded(data). A page that names shared items (an
-     llm-jp-eval-mm task's items with every model's answers) has them from runs/SHARED.js, which
-     calls siteSharedLoaded(data) and is loaded once for all the pages that name it. */
+  /* Run pages: a run's script (runs/ID.DIGEST.js, named in the body's data-scripts) calls
+     siteRunLoaded(data). A page that names shared items (an llm-jp-eval-mm task's items with
+     every model's answers) has them from their own script, which calls siteSharedLoaded(data)
+     and is loaded once for all the pages that name it. */
   const loaded = {};
   const shared = {}; // id -> the shared items, null while their script loads
+  const scripts = JSON.parse(document.body.dataset.scripts || "{}"); // id -> its file
 
   function loadScript(id, failed) {
+    if (!Object.prototype.hasOwnProperty.call(scripts, id)) { failed(); return; }
     const script = document.createElement("script");
-    script.src = "runs/" + encodeURIComponent(id) + ".js";
+    script.src = scripts[id];
     script.onerror = failed;
     document.body.appendChild(script);
   }
@@ -205,7 +208,8 @@
       const own = item.answers[page.opened];
       if (!own) continue;
       const answers = order.filter((n) => item.answers[n]).map((n) => ({
-        label: data.labels[n], text: item.answers[n].text, scores: item.answers[n].scores, notes: [],
+        label: data.labels[n], text: item.answers[n].text, scores: item.answers[n].scores,
+        notes: [], reasoning: item.answers[n].reasoning,
       }));
       items.push({ id: item.id, category: item.category, score: own.score, fields: item.fields, answers, images: item.images });
     }
@@ -236,13 +240,14 @@
     }
     if (item.images.length) {
       const images = element("div", "images");
-      for (const src of item.images) {
+      item.images.forEach((src, n) => {
         const img = element("img", "thumb zoomable");
-        img.src = src;
-        img.alt = item.id;
         img.loading = "lazy";
+        img.src = src;
+        img.alt = `${item.id}: image ${n + 1} of ${item.images.length}`;
+        img.title = "click to enlarge";
         images.append(img);
-      }
+      });
       node.append(images);
     }
     const answers = element("div", "answers");
@@ -255,6 +260,11 @@
         scores.append(element("span", null, `${name} ${scoreText(value)}`));
       }
       box.append(scores);
+      if (answer.reasoning) {
+        const folded = element("details", "reasoning");
+        folded.append(element("summary", null, "reasoning"), element("div", "text", answer.reasoning));
+        box.append(folded);
+      }
       if (answer.notes.length) box.append(element("div", "notes", answer.notes.join("\n")));
       answers.append(box);
     }
@@ -312,7 +322,8 @@
     }
     [filter, category, order].forEach((c) => c.addEventListener("input", update));
     update();
-    view.replaceChildren(back, element("h2", null, page.title), settings, toolbar, list);
+    const notes = (page.notes || []).map((text) => element("p", "note run-note", text));
+    view.replaceChildren(back, element("h2", null, page.title), settings, ...notes, toolbar, list);
     window.scrollTo(0, 0);
   }
 

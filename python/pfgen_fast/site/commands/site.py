@@ -9,13 +9,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from pfgen_fast.common.cli_args import paths_by_task
+from pfgen_fast.common.cli_args import task_path
 from pfgen_fast.site.build import write_site
 from pfgen_fast.site.data import Inputs, collect
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("out", type=Path, metavar="OUT", help="the site's folder (replaced)")
+    parser.add_argument(
+        "out",
+        type=Path,
+        metavar="OUT",
+        help="the site's folder (new, empty, or a site written before: only its files replaced)",
+    )
     parser.add_argument(
         "--pfgen",
         type=Path,
@@ -44,8 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mm-data",
         action="append",
         default=[],
+        type=task_path("DIR"),
         metavar="TASK=DIR",
-        help="a task's dataset (a local Hub-layout folder of parquet files) for its images",
+        help="a task's dataset for its images (a local copy in its Hub layout), instead of the "
+        "folder its runs recorded",
     )
     parser.add_argument(
         "--judge",
@@ -59,9 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs = Inputs(
-        args.pfgen, args.lctg, args.mm, paths_by_task(args.mm_data, "--mm-data", "DIR"), args.judge
-    )
+    inputs = Inputs(args.pfgen, args.lctg, args.mm, dict(args.mm_data), args.judge)
     inputs.check()
     collected = write_site(args.out, args.title, lambda work: collect(inputs, work))
     for warning in collected.warnings:

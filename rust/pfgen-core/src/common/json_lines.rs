@@ -67,12 +67,35 @@ impl StringValue {
     }
 }
 
-/// What a line's object holds of one field asked for: how often the field appears, and its
-/// last value if that is a string.
+/// What a line's object holds of one field asked for: how often the field appears, where its
+/// last value is, and that value if it is a string.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FieldValue {
     pub count: u32,
+    pub start: usize,
+    pub end: usize,
     pub string: Option<StringValue>,
+}
+
+/// The kind of the JSON value `value` (whole and valid), as Python's readers word it
+/// (`common/jsonl.py`'s TYPE_NAMES, after orjson's reading: an integer beyond 64 bits is a
+/// double).
+pub(crate) fn type_name(value: &[u8]) -> &'static str {
+    match value.first() {
+        Some(b'"') => "a string",
+        Some(b'{') => "an object",
+        Some(b'[') => "a list",
+        Some(b't' | b'f') => "true or false",
+        Some(b'n') => "null",
+        _ => {
+            let text = std::str::from_utf8(value).unwrap_or("");
+            if text.parse::<i64>().is_ok() || text.parse::<u64>().is_ok() {
+                "an integer"
+            } else {
+                "a number"
+            }
+        }
+    }
 }
 
 pub(crate) struct Parser<'a> {
@@ -86,10 +109,10 @@ impl Parser<'_> {
     pub fn describe(&self, error: Error) -> String {
         let offset = self.position - self.line_start;
         match error {
-            Error::Syntax(what) => format!("invalid JSON: {what} (column {})", offset + 1),
-            // As `trials.json_problem` words it: the offset of the first invalid byte.
-            Error::Utf8 => format!("invalid UTF-8 at byte {offset}"),
-            Error::TooDeep => format!("invalid JSON: nested deeper than {MAX_DEPTH} levels"),
+            Error::Syntax(what) => format!("not valid JSON: {what} (column {})", offset + 1),
+            // As `jsonl.line_problem` words it: the offset of the first invalid byte.
+            Error::Utf8 => format!("not valid UTF-8 at byte {offset}"),
+            Error::TooDeep => format!("not valid JSON: nested deeper than {MAX_DEPTH} levels"),
         }
     }
 
@@ -100,14 +123,26 @@ impl Parser<'_> {
         fields: &[&str; N],
     ) -> Result<[FieldValue; N], String> {
         if self.peek() != Some(b'{') {
-            return Err("expected a JSON object".to_string());
+            // Another JSON value, or not JSON: as Python's reader tells them apart.
+            let start = self.position;
+            self.value(0).map_err(|error| self.describe(error))?;
+            let end = self.position;
+            self.end_of_line()?;
+            let kind = type_name(&self.bytes[start..end]);
+            return Err(format!("expected a JSON object, got {kind}"));
         }
         let values = self.record(fields).map_err(|error| self.describe(error))?;
+        self.end_of_line()?;
+        Ok(values)
+    }
+
+    /// Only whitespace from here to the line break.
+    fn end_of_line(&mut self) -> Result<(), String> {
         self.skip_whitespace();
         if !matches!(self.peek(), None | Some(b'\n')) {
-            return Err(self.describe(Error::Syntax("unexpected text after the object")));
+            return Err(self.describe(Error::Syntax("unexpected text after the value")));
         }
-        Ok(values)
+        Ok(())
     }
 
     pub fn peek(&self) -> Option<u8> {
@@ -147,12 +182,16 @@ impl Parser<'_> {
                 false
             };
             if let Some(field) = field {
-                values[field].count += 1;
-                values[field].string = is_string.then_some(StringValue {
+                values[field] = FieldValue {
+                    count: values[field].count + 1,
                     start,
                     end: parser.position,
-                    escaped,
-                });
+                    string: is_string.then_some(StringValue {
+                        start,
+                        end: parser.position,
+                        escaped,
+                    }),
+                };
             }
             Ok(())
         })?;

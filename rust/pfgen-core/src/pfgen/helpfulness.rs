@@ -1,4 +1,4 @@
-//! Helpfulness (scoring spec §5): keyword rules over the first 200 characters of an answer.
+//! Helpfulness (scoring-spec.md §5): keyword rules over the first 200 characters of an answer.
 //!
 //! Leaves are literal strings, searched here, or regular expressions, whose match ends the
 //! caller supplies (so that Python's `re` semantics stay the reference).
@@ -195,8 +195,8 @@ const DISCOUNTS: [f64; HELPFULNESS_USEFUL + 1] = {
     table
 };
 
-/// Helpfulness of an answer (spec §5); `external` holds the values of the External leaves.
-/// `results` stays empty unless `with_results`.
+/// Helpfulness of an answer (scoring-spec.md §5); `external` holds the values of the External
+/// leaves. `results` stays empty unless `with_results`.
 pub fn helpfulness<'a>(
     rules: &'a [WeightedRule],
     answer: &[char],

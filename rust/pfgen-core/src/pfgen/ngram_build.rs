@@ -1,6 +1,6 @@
 //! Building a question's n-gram table: the distinct 1..=MAX_N-grams of the reference answers,
 //! their document frequencies per source, and what the Fluency walk of every reference answer
-//! adds at each length (for the baselines, spec §2).
+//! adds at each length (for the baselines, scoring-spec.md §2).
 //!
 //! Every text position is sorted by the (up to) MAX_N characters that start there, cut at the
 //! end of its answer, with an LSD radix sort over dense ranks of character pairs. In that
@@ -23,8 +23,8 @@ use crate::pfgen::ngram_table::{
 };
 use crate::pfgen::spec::{FLAT, MAX_N};
 
-/// What the Fluency walk of each document adds, for the baselines (spec §2): per source, per
-/// document, a row of `limit - FLAT + 1` sums: column 0 is what the walk adds up to length
+/// What the Fluency walk of each document adds, for the baselines (scoring-spec.md §2): per source,
+/// per document, a row of `limit - FLAT + 1` sums: column 0 is what the walk adds up to length
 /// min(FLAT, limit), column i > 0 what it adds at length FLAT + i.
 pub struct WalkAdditions {
     pub limit: usize,

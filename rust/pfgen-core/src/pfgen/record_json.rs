@@ -1,4 +1,4 @@
-//! The per-answer record (scoring spec §6) as JSON text, formatted as Python's
+//! The per-answer record (scoring-spec.md §6) as JSON text, formatted as Python's
 //! `json.dumps(record, ensure_ascii=False)` would: ", " and ": " separators, floats in `repr`
 //! form. Writing it here spares building a Python dict per answer.
 

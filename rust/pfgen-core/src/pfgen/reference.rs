@@ -1,5 +1,5 @@
 //! The reference side of one question: n-gram tables of every source and their baselines,
-//! and the Fluency and Truthfulness of answers against them (scoring spec §2-§4).
+//! and the Fluency and Truthfulness of answers against them (scoring-spec.md §2-§4).
 
 use crate::pfgen::ngram_build::{build_table, WalkAdditions};
 use crate::pfgen::ngram_table::{
@@ -83,7 +83,7 @@ pub struct Scratch {
 }
 
 impl ReferenceTables {
-    /// Builds the tables and baselines (spec §2) of the given sources, in order.
+    /// Builds the tables and baselines (scoring-spec.md §2) of the given sources, in order.
     pub fn build(sources: &[Source]) -> Result<Self, ReferenceError> {
         if sources.is_empty() {
             return Err(ReferenceError::NoSources);
@@ -164,9 +164,9 @@ impl ReferenceTables {
         self.tables.iter().map(NgramTable::memory_bytes).sum()
     }
 
-    /// Fluency (spec §3) and Truthfulness (spec §4) of up to GROUP answers (their characters)
-    /// against every source: one value per source in `fluency` and in `truthfulness`, a row
-    /// of `num_sources` per answer.
+    /// Fluency (scoring-spec.md §3) and Truthfulness (scoring-spec.md §4) of up to GROUP answers
+    /// (their characters) against every source: one value per source in `fluency` and in
+    /// `truthfulness`, a row of `num_sources` per answer.
     ///
     /// A walk's reads of the table depend on what it found at the previous character: as it
     /// finds the n-grams ending at one character, it prefetches the table lines of the next
@@ -224,8 +224,8 @@ impl ReferenceTables {
     }
 }
 
-/// The baseline of a source (spec §2): the mean, in file order, of its answers' fluency with
-/// baseline 1.0, from what each answer's walk adds (up to FLAT in one sum, then per length).
+/// The baseline of a source (scoring-spec.md §2): the mean, in file order, of its answers' fluency
+/// with baseline 1.0, from what each answer's walk adds (up to FLAT in one sum, then per length).
 fn baseline(walk_additions: &[u64], additions: &WalkAdditions) -> f64 {
     let mut sum = 0.0;
     let documents = walk_additions.chunks(additions.row_length());

@@ -1,4 +1,4 @@
-//! The numbers of a run's result.json (scoring spec §7) from its answers' scores, with the
+//! The numbers of a run's result.json (scoring-spec.md §7) from its answers' scores, with the
 //! official tool's float operations in its order: a question's means over its answers sorted
 //! by average (best first, ties in file order), the trials' means across questions, and means
 //! and population standard deviations added with its `sum()`.

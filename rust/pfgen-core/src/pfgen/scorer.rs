@@ -21,7 +21,8 @@ pub struct QuestionScorer {
 }
 
 /// Scores of a batch, row-major: `fluency[i * K + k]` for answer i and source k. Values are
-/// rounded as in the per-answer record (spec §6). Result names borrow the scorer's rules.
+/// rounded as in the per-answer record (scoring-spec.md §6). Result names borrow the scorer's
+/// rules.
 pub struct ScoreBatch<'a> {
     pub num_sources: usize,
     pub fluency: Vec<f64>,
@@ -143,8 +144,9 @@ impl QuestionScorer {
         }
     }
 
-    /// Completes one answer's record: rounds its fluency and truthfulness in place (spec §6),
-    /// returns (rounded helpfulness, average, helpfulness_results if asked for).
+    /// Completes one answer's record: rounds its fluency and truthfulness in place
+    /// (scoring-spec.md §6), returns (rounded helpfulness, average, helpfulness_results if
+    /// asked for).
     fn finish_record(
         &self,
         answer: &[char],
@@ -167,7 +169,7 @@ impl QuestionScorer {
 
 /// The record's `average` from its rounded values: the official
 /// `round((sum(fluency.values()) + sum(truthfulness.values()) + helpfulness) / 3, 5)`.
-/// The helpfulness is the record's, rounded to 5 digits (the scoring spec's §6 says the
+/// The helpfulness is the record's, rounded to 5 digits (scoring-spec.md §6 says the
 /// unrounded one, which gives a last digit off by one for some over-length answers).
 pub fn record_average(
     fluency: &[f64],
@@ -195,7 +197,8 @@ impl ScoreBatch<'_> {
         }
     }
 
-    /// The record of answer `i` as JSON text (spec §6 key order); `sources` are the keys.
+    /// The record of answer `i` as JSON text (scoring-spec.md §6 key order); `sources` are the
+    /// keys.
     pub fn record_json(&self, i: usize, sources: &[String]) -> String {
         let k = self.num_sources;
         let no_results = Vec::new();

@@ -1,4 +1,4 @@
-//! The numbers of the pfgen-bench scoring spec (docs/scoring-spec.md of the project), defined
+//! The numbers of pfgen-bench's scoring (`scoring-spec.md`), defined
 //! once here; the Python package reads them from `pfgen_fast._core`.
 
 /// Longest character n-gram of Fluency (Truthfulness uses 3-grams).

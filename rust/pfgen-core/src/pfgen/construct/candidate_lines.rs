@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::common::json_lines::{line_end, split_parts, FieldValue, Parser};
+use crate::common::json_lines::{line_end, split_parts, type_name, FieldValue, Parser};
 
 /// One unusable line: its index in the block (0-based) and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +76,10 @@ fn check_part(block: &[u8], part: std::ops::Range<usize>) -> CheckedLines {
         if matches!(parser.peek(), None | Some(b'\n')) {
             checked.blank += 1;
         } else {
-            match parser.object_line(&FIELDS).and_then(check_fields) {
+            match parser
+                .object_line(&FIELDS)
+                .and_then(|values| check_fields(block, values))
+            {
                 Ok(()) => {
                     checked.usable.push((parser.line_start, parser.position));
                     checked.line_indices.push(index as u32);
@@ -94,25 +97,33 @@ fn check_part(block: &[u8], part: std::ops::Range<usize>) -> CheckedLines {
 }
 
 /// Each candidate field at most once; `question` and `answer` strings, `source` a non-empty
-/// string.
-fn check_fields(values: [FieldValue; 3]) -> Result<(), String> {
+/// string. Worded as Python's readers word them (`common/jsonl.py`).
+fn check_fields(block: &[u8], values: [FieldValue; 3]) -> Result<(), String> {
     for (field, value) in FIELDS.iter().zip(&values) {
         if value.count > 1 {
-            return Err(format!("field '{field}' appears {} times", value.count));
+            return Err(format!("field \"{field}\": appears {} times", value.count));
         }
     }
     for (field, value) in FIELDS.iter().zip(&values).take(2) {
         if value.count == 0 {
-            return Err(format!("missing field '{field}'"));
+            return Err(format!("field \"{field}\": missing"));
         }
         if value.string.is_none() {
-            return Err(format!("field '{field}' must be a string"));
+            let kind = type_name(&block[value.start..value.end]);
+            return Err(format!("field \"{field}\": expected a string, got {kind}"));
         }
     }
     // `""` is the only empty string: any escape makes a character.
     let source = values[2];
-    if source.count == 1 && source.string.is_none_or(|s| s.end - s.start <= 2) {
-        return Err("field 'source' must be a non-empty string".to_string());
+    if source.count == 1 {
+        let got = match source.string {
+            None => type_name(&block[source.start..source.end]),
+            Some(text) if text.end - text.start <= 2 => "\"\"",
+            Some(_) => return Ok(()),
+        };
+        return Err(format!(
+            "field \"source\": expected a non-empty string, got {got}"
+        ));
     }
     Ok(())
 }
@@ -154,33 +165,41 @@ mod tests {
         let cases = [
             (
                 r#"{"question":"q","answer":5}"#,
-                "'answer' must be a string",
+                r#"field "answer": expected a string, got an integer"#,
             ),
             (
                 r#"{"question":"q","answer":["x"]}"#,
-                "'answer' must be a string",
+                r#"field "answer": expected a string, got a list"#,
             ),
             (
                 r#"{"question":"q","answer":null}"#,
-                "'answer' must be a string",
+                r#"field "answer": expected a string, got null"#,
             ),
             (
                 r#"{"question":true,"answer":"a"}"#,
-                "'question' must be a string",
+                r#"field "question": expected a string, got true or false"#,
             ),
-            (r#"{"question":"q"}"#, "missing field 'answer'"),
-            (r#"{"answer":"a"}"#, "missing field 'question'"),
+            (r#"{"question":"q"}"#, r#"field "answer": missing"#),
+            (r#"{"answer":"a"}"#, r#"field "question": missing"#),
+            (
+                r#"{"question":"q","answer":1.5e3}"#,
+                r#"field "answer": expected a string, got a number"#,
+            ),
+            (
+                r#"{"question":"q","answer":{}}"#,
+                r#"field "answer": expected a string, got an object"#,
+            ),
             (
                 r#"{"question":"q","answer":"a","source":""}"#,
-                "'source' must be",
+                r#"field "source": expected a non-empty string, got """#,
             ),
             (
                 r#"{"question":"q","answer":"a","source":1}"#,
-                "'source' must be",
+                r#"field "source": expected a non-empty string, got an integer"#,
             ),
             (
                 r#"{"question":"q","answer":"a","answer":"b"}"#,
-                "appears 2 times",
+                r#"field "answer": appears 2 times"#,
             ),
             (r#"{"question":"q","answer":"a\ud83d"}"#, "lone surrogate"),
             (r#"{"question":"q","answer":"a\udc00"}"#, "lone surrogate"),
@@ -190,11 +209,11 @@ mod tests {
             ),
             (
                 r#"{"question":"q","answer":"a"} x"#,
-                "unexpected text after the object",
+                "not valid JSON: unexpected text after the value (column 31)",
             ),
             (
                 r#"{"question":"q","answer":"a"}{}"#,
-                "unexpected text after the object",
+                "unexpected text after the value",
             ),
             (r#"{"question":"q","answer":NaN}"#, "expected a value"),
             (r#"{"question":"q","answer":01}"#, "expected ',' or '}'"),
@@ -207,9 +226,16 @@ mod tests {
                 "control character",
             ),
             (r#"{"question":"q","answer":"a",}"#, "expected a string"),
-            (r#"{not json"#, "expected a string"),
-            (r#"[]"#, "expected a JSON object"),
-            (r#""x""#, "expected a JSON object"),
+            (
+                r#"{not json"#,
+                "not valid JSON: expected a string (column 2)",
+            ),
+            (r#"[]"#, "expected a JSON object, got a list"),
+            (r#""x""#, "expected a JSON object, got a string"),
+            ("-12 ", "expected a JSON object, got an integer"),
+            ("1e400", "not valid JSON: number is infinite"),
+            ("[1,", "not valid JSON: expected a value (column 4)"),
+            ("[1] x", "not valid JSON: unexpected text after the value"),
         ];
         for (line, expected) in cases {
             let message = problem(line).unwrap_or_default();
@@ -224,7 +250,7 @@ mod tests {
         let invalid_utf8 = b"{\"question\":\"q\",\"answer\":\"a\xff\"}";
         assert_eq!(
             check_line(invalid_utf8).err().as_deref(),
-            Some("invalid UTF-8 at byte 27")
+            Some("not valid UTF-8 at byte 27")
         );
         let beyond_ascii_outside_strings = "{\"question\":\"q\",\"answer\":\"a\"、}";
         assert!(problem(beyond_ascii_outside_strings).is_some());

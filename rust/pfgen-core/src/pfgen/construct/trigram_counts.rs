@@ -1,5 +1,5 @@
 //! How many of a question's reference answers hold each 3-gram of some texts (all sources
-//! together): what the per-run report pages mark in sample text (scoring spec §8).
+//! together): what the per-run report pages mark in sample text (scoring-spec.md §8).
 //!
 //! Only the 3-grams of the given texts are counted: they go into a small hash map, and one
 //! pass over the reference answers counts the answers holding each of them. A report's samples

@@ -7,28 +7,60 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Literal
 
 from pfgen_fast.common.errors import DataError, PfgenError
-from pfgen_fast.evalmm import task_items as build
-from pfgen_fast.evalmm.task_data import (
+from pfgen_fast.evalmm.tasks import items as build
+from pfgen_fast.evalmm.tasks.items import Options, TaskImage, TaskItem
+from pfgen_fast.evalmm.tasks.rows import (
     HubSource,
     LocalSource,
     ParquetSource,
     Source,
     pinned_revision,
 )
-from pfgen_fast.evalmm.task_items import Options, TaskImage, TaskItem
 
-__all__ = ["TaskImage", "TaskInfo", "TaskItem", "iter_items", "task_info", "task_names"]
+__all__ = [
+    "DataLayout",
+    "TaskImage",
+    "TaskInfo",
+    "TaskItem",
+    "check_source",
+    "iter_items",
+    "task_info",
+    "task_names",
+]
 
 JIC_VQA_FILE = Path("dataset") / "jic_vqa.parquet"
+JIC_VQA_SCRIPT = "scripts/prepare_jic_vqa.py"
+
+
+@dataclass(frozen=True)
+class DataLayout:
+    """What `--data` holds for a task. `kind`: "hub-copy", a local copy of the Hub dataset
+    repository (its README's configs, parquet files), or "prepared-parquet", the file
+    llm-jp-eval-mm's JIC-VQA script writes (or the folder holding it). `configs`: the configs
+    read, in order, or "all" (every config the dataset card lists, in its order); none for a
+    prepared file. `split`: the split read. `make`: how to get it."""
+
+    kind: Literal["hub-copy", "prepared-parquet"]
+    configs: tuple[str, ...] | Literal["all"]
+    split: str
+    make: str
+
+    def describe(self) -> str:
+        """One line for `mm tasks`' table."""
+        if self.kind == "prepared-parquet":
+            return f"the prepared {JIC_VQA_FILE.name} (or its folder)"
+        configs = "all configs" if self.configs == "all" else "config " + ", ".join(self.configs)
+        return f"Hub copy: {configs}; split {self.split}"
 
 
 @dataclass(frozen=True)
 class TaskInfo:
     """A task: its Hub dataset (`revision` pinned in reference_data, None: unpinned), the split
-    it reads, its default metrics, and its cluster and display name (llm-jp-eval-mm's
-    metadata.py)."""
+    it reads, its default metrics, its cluster and display name (llm-jp-eval-mm's
+    metadata.py), and what `--data` holds for it."""
 
     name: str
     dataset: str
@@ -37,6 +69,7 @@ class TaskInfo:
     metrics: tuple[str, ...]
     cluster: str
     display_name: str
+    data: DataLayout
 
 
 Builder = Callable[[Source, Options], Iterator[TaskItem]]
@@ -78,12 +111,47 @@ def task_names() -> list[str]:
     return [entry[0] for entry in TASKS]
 
 
+# The configs a task reads other than its dataset's default one.
+CONFIGS: dict[str, tuple[str, ...] | Literal["all"]] = {
+    "jmmmu": "all",
+    "mmmu": "all",
+    "mmmlu": ("JA_JP",),
+    "cc-ocr": ("multi_lan_ocr",),
+    "blink": tuple(build.BLINK_CONFIGS),
+    "docvqa": ("DocVQA",),
+    "infographicvqa": ("InfographicVQA",),
+    "jawildtext-board-vqa": ("board_vqa",),
+    "jawildtext-handwriting-ocr": ("handwriting_ocr",),
+    "jawildtext-receipt-kie": ("receipt_kie",),
+}
+
+
+def jic_vqa_make() -> str:
+    """How JIC-VQA's file is made: llm-jp-eval-mm's script (which `mm data fetch` brings)."""
+    from pfgen_fast.evalmm.data import default_data_dir
+
+    script = default_data_dir() / JIC_VQA_SCRIPT
+    return (
+        f"run llm-jp-eval-mm's {JIC_VQA_SCRIPT} in a folder (`python -m pfgen_fast mm data "
+        f"fetch` puts it at {script}; it needs datasets, webdataset, backoff and requests): it "
+        f"downloads the images line-corporation/JIC-VQA lists and writes {JIC_VQA_FILE} there"
+    )
+
+
+def data_layout(name: str, dataset: str, revision: str | None, split: str) -> DataLayout:
+    if name == "jic-vqa":
+        return DataLayout("prepared-parquet", (), split, jic_vqa_make())
+    pin = f" --revision {revision}" if revision else ""
+    make = f"huggingface-cli download --repo-type dataset {dataset}{pin} --local-dir DIR"
+    return DataLayout("hub-copy", CONFIGS.get(name, ("default",)), split, make)
+
+
 def task_info(name: str) -> TaskInfo:
     for task, dataset, split, metrics, cluster, display, _ in TASKS:
         if task == name:
-            return TaskInfo(
-                task, dataset, pinned_revision(dataset), split, metrics, cluster, display
-            )
+            revision = pinned_revision(dataset)
+            layout = data_layout(task, dataset, revision, split)
+            return TaskInfo(task, dataset, revision, split, metrics, cluster, display, layout)
     raise PfgenError(f"unknown task {name!r} (one of {', '.join(task_names())})")
 
 
@@ -96,15 +164,32 @@ def source_of(info: TaskInfo, data_dir: Path | None) -> Source:
         if file.is_dir():
             file = file / JIC_VQA_FILE.name
         if not file.is_file():
+            given = "" if data_dir is not None else " (no --data jic-vqa=PATH given)"
             raise DataError(
-                f"jic-vqa: {file} not found: prepare it with llm-jp-eval-mm's "
-                "scripts/prepare_jic_vqa.py (it downloads the images line-corporation/JIC-VQA "
-                "lists) and pass --data jic-vqa=PATH"
+                f"jic-vqa: {file} not found{given}; --data jic-vqa=PATH takes JIC-VQA's "
+                f"prepared parquet file (or its folder): to make it, {info.data.make}"
             )
         return ParquetSource(file)
     if data_dir is not None:
         return LocalSource(data_dir)
     return HubSource(info.name, info.dataset, info.revision)
+
+
+def check_source(name: str, data_dir: Path | None) -> None:
+    """Raises the DataError that reading the task's data would raise for a missing prepared
+    file, or a local copy that is not a folder or lacks a config, split or file the task
+    reads (rows are not read)."""
+    info = task_info(name)
+    source = source_of(info, data_dir)
+    if not isinstance(source, LocalSource):
+        return
+    configs = info.data.configs
+    if configs == "all":
+        names: list[str | None] = list(source.config_names())
+    else:
+        names = [None if config == "default" else config for config in configs]
+    for config in names:
+        source.files(source.config(config), info.data.split)
 
 
 def iter_items(

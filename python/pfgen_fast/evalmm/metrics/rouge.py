@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from pfgen_fast._core import evalmm as core_evalmm
-from pfgen_fast.evalmm.tokenize import ParsedBatch, check_neologdn, rouge_parse
+from pfgen_fast.evalmm.metrics.tokens import ParsedBatch, check_neologdn, rouge_parse
 
 
 def rouge_l_scores(

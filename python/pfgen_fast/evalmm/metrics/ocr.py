@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pfgen_fast._core import evalmm as core_evalmm
-from pfgen_fast.evalmm.tokenize import TokenBatch
+from pfgen_fast.evalmm.metrics.tokens import TokenBatch
 
 SPACES = re.compile(r"\s+")
 LINE_SPACES = re.compile(r"[ \t]+")

@@ -9,6 +9,7 @@ A row is a dict of the requested columns as Arrow gives them: image columns stay
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -19,11 +20,13 @@ from typing import Any, Protocol
 
 from pfgen_fast.common.errors import DataError
 
-REVISIONS = (
-    Path(__file__).resolve().parent.parent / "reference_data" / "llm-jp-eval-mm-datasets.json"
-)
+REVISIONS = Path(__file__).resolve().parents[2] / "reference_data" / "llm-jp-eval-mm-datasets.json"
 BATCH_ROWS = 64
 README = "README.md"
+# Where `huggingface-cli download --local-dir` keeps one record per file, the commit it came
+# from on the record's first line; and what a Hub commit looks like.
+DOWNLOAD_RECORDS = Path(".cache") / "huggingface" / "download"
+COMMIT = re.compile(r"[0-9a-f]{40}")
 # Hub datasets already said to be unpinned in this process (said once each).
 UNPINNED_NOTED: set[str] = set()
 
@@ -65,13 +68,19 @@ def first_line(error: BaseException) -> str:
 
 
 def import_datasets(task: str, dataset: str) -> Any:
+    """The `datasets` package, its and the Hub library's warnings silenced: their retries
+    while the Hub cannot be reached are not for the terminal (a failure is one line of
+    ours)."""
     try:
         import datasets  # type: ignore[import-untyped]
+        import huggingface_hub
     except ImportError:
         raise DataError(
             f"{task}: reading {dataset} from the Hub needs the datasets package "
             f"(pip install 'pfgen_fast[mm]'), or " + hub_hint(task, dataset)
         ) from None
+    for library in (datasets, huggingface_hub):
+        logging.getLogger(library.__name__).setLevel(logging.ERROR)
     return datasets
 
 
@@ -125,6 +134,26 @@ def select_columns(
         if column not in present:
             raise DataError(f"{where}: no column {column!r} (columns: {', '.join(present)})")
     return [*columns, *(column for column in optional if column in present)]
+
+
+def local_revision(path: Path) -> str | None:
+    """The Hub commit a local copy of a dataset says it is: the folder's name in the Hub
+    cache's layout (`snapshots/<commit>/`), else the one commit all the download records of
+    `huggingface-cli download --local-dir` name; None when the copy says nothing (or its
+    records disagree)."""
+    folder = path.absolute()
+    if folder.parent.name == "snapshots" and COMMIT.fullmatch(folder.name):
+        return folder.name
+    commits = set()
+    for record in sorted((folder / DOWNLOAD_RECORDS).rglob("*.metadata")):
+        try:
+            lines = record.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        commits.add(lines[0].strip() if lines else "")
+    if len(commits) == 1 and COMMIT.fullmatch(next(iter(commits))):
+        return commits.pop()
+    return None
 
 
 @dataclass(frozen=True)
@@ -228,9 +257,17 @@ class LocalSource:
     def config_names(self) -> list[str]:
         return [config.name for config in self.configs()]
 
+    def where(self) -> str:
+        """What a message about the copy's configs names: its card, or the folder whose
+        parquet files' names gave the splits when it has no card."""
+        readme = self.folder / README
+        if readme.is_file():
+            return str(readme)
+        return f"{self.folder} (no {README}: splits from the names of its parquet files)"
+
     def config(self, name: str | None) -> ConfigFiles:
         configs = self.configs()
-        where = self.folder / README
+        where = self.where()
         names = ", ".join(config.name for config in configs)
         if name is None:
             chosen = [c for c in configs if c.default or c.name == "default"] or (
@@ -245,7 +282,7 @@ class LocalSource:
         raise DataError(f"{where}: no config {name!r} (configs: {names})")
 
     def files(self, config: ConfigFiles, split: str) -> list[Path]:
-        where = self.folder / README
+        where = self.where()
         patterns = config.splits.get(split)
         if patterns is None:
             found = ", ".join(config.splits) or "none"
@@ -296,6 +333,12 @@ def parquet_rows(
     # One row group at a time (iter_batches reads ahead far more than a batch).
     with reader:
         for group in range(reader.metadata.num_row_groups):
-            table = reader.read_row_group(group, columns=names)
+            try:
+                table = reader.read_row_group(group, columns=names)
+            except (OSError, ValueError) as error:  # a damaged row group
+                raise DataError(
+                    f"{file}: row group {group + 1} of {reader.metadata.num_row_groups} cannot "
+                    f"be read ({first_line(error)})"
+                ) from None
             for batch in table.to_batches(max_chunksize=BATCH_ROWS):
                 yield from batch.to_pylist()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.evalmm.choice_parsing import (
+from pfgen_fast.evalmm.metrics.choice_parsing import (
     ENGLISH_INDICATORS,
     OpenAnswerParser,
     open_answer_correct,

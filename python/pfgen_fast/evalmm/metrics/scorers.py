@@ -10,8 +10,9 @@ from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.llm import LLMClient
-from pfgen_fast.evalmm import aggregate, judges, match, mathvista, mmmu, ocr, receipt_kie
-from pfgen_fast.evalmm.judges import JudgeErrors
+from pfgen_fast.evalmm import aggregate
+from pfgen_fast.evalmm.metrics import judges, match, mathvista, mmmu, ocr, receipt_kie
+from pfgen_fast.evalmm.metrics.judges import JudgeErrors
 
 Doc = dict[str, Any]
 Aggregate = dict[str, Any]
@@ -20,7 +21,9 @@ Aggregate = dict[str, Any]
 @dataclass(frozen=True)
 class Options:
     """Choices of a scoring run. `judge`: the client the judge metrics ask; `judge_errors`: what
-    a judge call that fails for good counts as."""
+    an item the judge could not score counts as; `judge_max_tokens`: the judge's max_tokens
+    (None: each metric's own, as the original sets it); `judge_failures`: filled by the judge
+    metrics, metric → item index → why the judge gave no verdict."""
 
     use_neologdn: bool = False
     fix_quirks: bool = False
@@ -28,6 +31,8 @@ class Options:
     judge_errors: JudgeErrors = JudgeErrors.EXCLUDE
     # llm-jp-eval-mm's files (judge prompts, JMMMU indicators); None: the default places.
     data_dir: Path | None = None
+    judge_max_tokens: int | None = None
+    judge_failures: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -73,14 +78,14 @@ def by_docs(
 
 
 def score_rougel(batch: Batch) -> list[Any]:
-    from pfgen_fast.evalmm.rouge import rouge_l_scores
+    from pfgen_fast.evalmm.metrics.rouge import rouge_l_scores
 
     return rouge_l_scores(batch.refs, batch.preds, use_neologdn=batch.options.use_neologdn)
 
 
 def score_jdocqa(batch: Batch) -> list[Any]:
     """Types 0-2 by normalised containment, type 3 by sentence BLEU (one batch)."""
-    from pfgen_fast.evalmm.bleu import sentence_bleu_scores
+    from pfgen_fast.evalmm.metrics.bleu import sentence_bleu_scores
 
     scores: list[Any] = [0] * len(batch.preds)
     open_ended = [i for i, doc in enumerate(batch.docs) if doc["answer_type"] == 3]
@@ -159,7 +164,7 @@ def judge_scorers() -> list[Scorer]:
             "heron-bench",
             judged(judges.score_heron),
             heron_aggregate,
-            fields=(("context", str), ("input_text", str), ("category", str)),
+            fields=(("context", str), ("input_text", str), ("category", (str, type(None)))),
             needs_judge=True,
         ),
         Scorer(
@@ -201,15 +206,26 @@ register(
         check=check_jdocqa_type,
     )
 )
+# A null grouping field (jic-vqa's domain, mecha-ja's answer type, heron-bench's category) is
+# grouped as the original groups it: its own "null" domain, Non-Factoid, in no category.
 register(
-    Scorer("jic-vqa", per_item(match.contains), by_docs(aggregate.by_domain), (("domain", str),))
+    Scorer(
+        "jic-vqa",
+        per_item(match.contains),
+        by_docs(aggregate.by_domain),
+        (("domain", (str, type(None))),),
+    )
 )
 register(
     Scorer(
         "mecha-ja",
         per_item(match.contains),
         by_docs(aggregate.mecha_ja),
-        fields=(("answer_type", int), ("background_text", (str, type(None))), ("question_id", str)),
+        fields=(
+            ("answer_type", (int, type(None))),
+            ("background_text", (str, type(None))),
+            ("question_id", str),
+        ),
     )
 )
 register(Scorer("cc-ocr", score_cc_ocr, aggregate_cc_ocr))

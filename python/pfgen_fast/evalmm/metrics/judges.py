@@ -2,9 +2,12 @@
 jawildtext-board-vqa (correct yes/no) — through the shared LLM client, with llm-jp-eval-mm's
 prompts read from its own files, its parameters (temperature 0, seed 0) and its reply parsing.
 
-A call that fails for good is, by default, left out of the means and counted (`judge_errors`
-in the details); with `JudgeErrors.ZERO` it is scored as the original scores the empty reply
-it substitutes (0, heron -1).
+A judge's verdict is read after its reasoning (`<think>` blocks removed; a reply without them
+is read whole, as the original reads it). An item the judge could not score (its call refused
+or failed for good, or its reply cut at max_tokens or reasoning without a verdict) is, by
+default, left out of the means and counted (`judge_errors` in the details); with
+`JudgeErrors.ZERO` it is scored as the original scores the empty reply it substitutes (0,
+heron -1). Its reason is kept in `Options.judge_failures` for the caller to record.
 """
 
 from __future__ import annotations
@@ -15,16 +18,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMReply
+from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.reasoning import after_reasoning, has_reasoning, unanswered
 from pfgen_fast.evalmm.prompts import JudgePrompt, judge_prompt
 
 if TYPE_CHECKING:
-    from pfgen_fast.evalmm.scorers import Options
+    from pfgen_fast.evalmm.metrics.scorers import Options
 
 FIRST_DIGIT = re.compile(r"\d")
 JSON_BLOCK = re.compile(r"```json(.*?)```", re.DOTALL)
@@ -66,25 +71,86 @@ BOARD_VQA = JudgeCall(
 )
 
 
+# Each judged metric's call, by metric name.
+JUDGE_CALLS = {
+    "llm-as-a-judge": LLM_AS_A_JUDGE,
+    "heron-bench": HERON,
+    "jawildtext-board-vqa": BOARD_VQA,
+}
+
+
+def check_judge_prompts(metrics: Sequence[str], data_dir: Path | None) -> None:
+    """Reads the prompt of each judged metric among `metrics` (DataError naming the file
+    when it is missing or differs), so that a run finds out before its first request."""
+    for name in metrics:
+        call = JUDGE_CALLS.get(name)
+        if call is not None:
+            judge_prompt(call.file, call.template, data_dir)
+
+
+def verdict_text(reply: LLMReply) -> tuple[str | None, str | None]:
+    """What a verdict is read from (the reply after its reasoning), or None with the reason
+    when a reasoning reply has no verdict (cut at max_tokens, or nothing after the
+    reasoning). A reply without reasoning is read whole, as the original reads it."""
+    text = after_reasoning(reply.text)
+    reasoned = reply.reasoning is not None or has_reasoning(reply.text)
+    if reasoned or reply.finish_reason == "length":
+        reason = unanswered(text, reply.finish_reason)
+        if reason is not None:
+            return None, reason
+    return text, None
+
+
 def ask(
-    client: LLMClient, prompt: JudgePrompt, call: JudgeCall, contents: Sequence[str]
+    options: Options,
+    metric: str,
+    prompt: JudgePrompt,
+    contents: Sequence[str],
+    items: Sequence[int],
 ) -> list[str | None]:
-    """The judge's reply text per content, None where the call failed for good."""
+    """The text to read each verdict from (contents of the items `items`), None where the
+    judge gave none; the reason of each such item goes to `options.judge_failures`."""
+    call = JUDGE_CALLS[metric]
+    params = dict(call.params)
+    if options.judge_max_tokens is not None:
+        params["max_tokens"] = options.judge_max_tokens
     requests = [
         ChatRequest(
             messages=[
                 {"role": "system", "content": prompt.system},
                 {"role": "user", "content": content},
             ],
-            params=dict(call.params),
+            params=dict(params),
         )
         for content in contents
     ]
-    results = client.run(requests)
-    return [r.text if isinstance(r, LLMReply) else None for r in results]
+    results = client_of(options).run(requests) if requests else []
+    texts: list[str | None] = []
+    failures = options.judge_failures.setdefault(metric, {})
+    for item, result in zip(items, results, strict=True):
+        text: str | None
+        failure: str | None
+        if isinstance(result, LLMError):
+            reason = getattr(result, "reason", None)
+            text, failure = None, reason if isinstance(reason, str) and reason else str(result)
+        else:
+            text, failure = verdict_text(result)
+        if failure is not None:
+            failures[item] = failure
+        texts.append(text)
+    return texts
 
 
-def judge_client(options: Options) -> LLMClient:
+def record_judge_failures(options: Options, metric: str, lines: Sequence[dict[str, Any]]) -> int:
+    """Puts the reason of each item `metric`'s judge could not score into its line
+    (`judge_errors`: metric → reason); how many there were."""
+    failures = options.judge_failures.pop(metric, {})
+    for item, reason in failures.items():
+        lines[item].setdefault("judge_errors", {})[metric] = reason
+    return len(failures)
+
+
+def client_of(options: Options) -> LLMClient:
     if options.judge is None:
         raise PfgenError("this metric asks a judge model: give --base-url and --judge-model")
     return options.judge
@@ -105,7 +171,7 @@ def score_llm_as_a_judge(
         prompt.template.format(Question=docs[i]["input_text"], Answer=refs[i], Prediction=preds[i])
         for i in asked
     ]
-    replies = ask(judge_client(options), prompt, LLM_AS_A_JUDGE, contents) if asked else []
+    replies = ask(options, "llm-as-a-judge", prompt, contents, asked)
     scores: list[int | None] = [0] * len(preds)
     for i, reply in zip(asked, replies, strict=True):
         if reply is None:
@@ -151,7 +217,7 @@ def score_heron(
         )
         for doc, ref, pred in zip(docs, refs, preds, strict=True)
     ]
-    replies = ask(judge_client(options), prompt, HERON, contents)
+    replies = ask(options, "heron-bench", prompt, contents, range(len(contents)))
     scores: list[dict[str, int] | None] = []
     for reply in replies:
         if reply is None:
@@ -189,7 +255,7 @@ def score_board_vqa(
         )
         for i in asked
     ]
-    replies = ask(judge_client(options), prompt, BOARD_VQA, contents) if asked else []
+    replies = ask(options, "jawildtext-board-vqa", prompt, contents, asked)
     scores: list[float | None] = [0.0] * len(preds)
     for i, reply in zip(asked, replies, strict=True):
         if reply is None:

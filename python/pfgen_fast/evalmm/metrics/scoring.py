@@ -9,8 +9,8 @@ from typing import Any
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, require, type_name
-from pfgen_fast.evalmm.scorers import Aggregate, Batch, Options, Scorer
-from pfgen_fast.evalmm.tokenize import TextTooLong
+from pfgen_fast.evalmm.metrics.scorers import Aggregate, Batch, Options, Scorer
+from pfgen_fast.evalmm.metrics.tokens import TextTooLong
 
 
 @dataclass

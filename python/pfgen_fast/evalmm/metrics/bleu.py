@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pfgen_fast._core import evalmm as core_evalmm
-from pfgen_fast.evalmm.tokenize import ParsedBatch, bleu_parse
+from pfgen_fast.evalmm.metrics.tokens import ParsedBatch, bleu_parse
 
 
 def sentence_bleu_scores(refs: Sequence[str], preds: Sequence[str]) -> list[float]:

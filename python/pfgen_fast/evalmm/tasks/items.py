@@ -21,40 +21,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.python_source import KeyField
+from pfgen_fast.evalmm.images import decode, encode_as_datasets, stored_format
 from pfgen_fast.evalmm.prompts import TaskText, task_fstring
-from pfgen_fast.evalmm.task_data import Source
+from pfgen_fast.evalmm.tasks.rows import Source
 
 if TYPE_CHECKING:
     from PIL import Image as PILImage
 
 Row = dict[str, Any]
-
-
-def pil_decode(data: bytes) -> PILImage.Image:
-    """An image as `datasets`' Image feature decodes it: loaded, EXIF orientation applied."""
-    from PIL import ExifTags, Image, ImageOps
-
-    image: PILImage.Image = Image.open(BytesIO(data))
-    image.load()
-    if image.getexif().get(ExifTags.Base.Orientation) is not None:
-        image = ImageOps.exif_transpose(image)
-    return image
-
-
-def pil_encode(image: PILImage.Image) -> bytes:
-    """An image as `datasets` stores a PIL image it is given: saved in its own format when
-    Pillow can both read and write that format, else PNG (or TIFF for other modes)."""
-    from PIL import Image
-
-    Image.init()
-    writable = set(Image.OPEN) & set(Image.SAVE)
-    if image.format in writable:
-        target = image.format
-    else:
-        target = "PNG" if image.mode in ("1", "L", "LA", "RGB", "RGBA") else "TIFF"
-    buffer = BytesIO()
-    image.save(buffer, format=target)
-    return buffer.getvalue()
 
 
 @dataclass(frozen=True)
@@ -65,7 +39,7 @@ class TaskImage:
     Task opens itself with `PIL.Image.open`). `base64_text`: `data` is base64 text (CC-OCR,
     ChartQAPro). `resaves`: how many times llm-jp-eval-mm's Task has `datasets` re-encode the
     decoded image before use (JA-VG-VQA-500's flattening, MECHA-ja's map and rotation: JPEG
-    and WebP re-saved at Pillow's default quality); `open()` replays them, `encoded()` gives
+    and WebP re-saved at Pillow's default quality); `open()` replays them, `stored()` gives
     the dataset's own bytes."""
 
     data: bytes
@@ -85,16 +59,12 @@ class TaskImage:
         except (binascii.Error, ValueError) as error:
             raise DataError(f"image is not valid base64 ({error})") from None
 
-    def encoded(self) -> tuple[bytes, str | None]:
-        """The image file's bytes and Pillow's name of its format (None: not an image)."""
-        from PIL import Image, UnidentifiedImageError
-
+    def stored(self) -> tuple[bytes, str | None, bool]:
+        """The image file's bytes, Pillow's name of its format (None: not an image) and whether
+        its EXIF orientation turns it."""
         data = self.raw()
-        try:
-            with Image.open(BytesIO(data)) as image:
-                return data, image.format
-        except (UnidentifiedImageError, OSError, ValueError):
-            return data, None
+        kind, turned = stored_format(data)
+        return data, kind, turned
 
     def open(self) -> PILImage.Image:
         """The image exactly as the Task class gives it to the model."""
@@ -107,9 +77,9 @@ class TaskImage:
                 image = Image.open(BytesIO(data))
                 image.load()
             else:
-                image = pil_decode(data)
+                image = decode(data)
                 for _ in range(self.resaves):
-                    image = pil_decode(pil_encode(image))
+                    image = decode(encode_as_datasets(image))
             return image.convert("RGB") if self.convert_rgb else image
         except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:
             raise DataError(f"undecodable image ({error})") from None

@@ -1,0 +1,418 @@
+"""`mm run`: a vision-language model through the shared client on llm-jp-eval-mm's tasks, then
+their metrics, leaving the original's result folder `OUT/<task>/<model>/`:
+
+* `prediction.jsonl`: per item `question_id`, `text` (the reply), `answer`, `input_text` (the
+  Task's prompt, `<image>` tags included, as the original records it) and one key per metric
+  (none with `--inference-only`);
+* `evaluation.jsonl`: one line, metric → aggregate;
+* `manifest.json`: the original's fields only (`schema_version`, `model_id`, `task_id`,
+  `metrics`, `created_at`, `result_dir`): its reader takes no other key;
+* `run_info.json`: what pfgen_fast adds: `dataset`, `dataset_revision` (the pinned Hub revision,
+  or for a local copy what the copy says of itself, else null), `local`, `split`, `data_dir`
+  (absolute), `generation` (the settings, `--extra-body` and `--strip-reasoning` included),
+  `judge` (the judge's model and max_tokens, when a metric asks one) and `pfgen_fast_version`;
+* `error_message.jsonl`: `{"question_id", "error"}` per failed item, only when some failed (the
+  original's browser takes its presence as a failed run).
+
+One request per item: one user message, the prompt text then one `image_url` part per image
+(a base64 data URL). Replies come from the client's cache when asked before, so a killed run
+resumes where it stopped and a re-run makes no request. A failed item (an image that cannot be
+sent, a request the server refuses or that fails for good, a reply cut at max_tokens before
+its answer) gets an empty reply (as in the original) and its reason in `error_message.jsonl`;
+more than 10 % failed items stop the task without its predictions. Reasoning the server
+returns apart from the answer goes to a `reasoning` field of the item's line. An existing
+`prediction.jsonl` is reused (only evaluated) unless `--overwrite`."""
+
+from __future__ import annotations
+
+import datetime
+import re
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pfgen_fast import __version__
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
+from pfgen_fast.common.llm import (
+    FAILURE_SHARE,
+    ChatRequest,
+    LLMClient,
+    LLMError,
+    LLMReply,
+    too_many_failures,
+)
+from pfgen_fast.common.reasoning import has_reasoning, strip_reasoning, unanswered
+from pfgen_fast.evalmm.images import request_part
+from pfgen_fast.evalmm.metrics.judges import record_judge_failures
+from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
+from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
+from pfgen_fast.evalmm.outputs import ERRORS, EVALUATION, MANIFEST, PREDICTIONS, RUN_INFO
+from pfgen_fast.evalmm.tasks import (
+    JIC_VQA_FILE,
+    TaskImage,
+    TaskInfo,
+    TaskItem,
+    iter_items,
+    task_info,
+)
+from pfgen_fast.evalmm.tasks.rows import first_line, local_revision
+
+SCHEMA_VERSION = "1.0"  # the original's result_schema
+
+
+# A Python object's default repr (`<_io.BytesIO object at 0x…>`), kept out of item errors.
+OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The generation settings of every request (recorded in run_info.json): the request's own
+    parameters, how images are sent, `--extra-body` (merged in by the client) and whether
+    `<think>` blocks are stripped from the replies."""
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    image_format: str = "original"
+    strip_reasoning: bool = False
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+        }
+
+
+@dataclass
+class Prediction:
+    """One item's line of `prediction.jsonl`, and its document for the scorers."""
+
+    question_id: Any
+    text: str
+    answer: Any
+    input_text: str
+    doc: dict[str, Any]
+    reasoning: str | None = None  # returned by the server apart from the answer
+
+    @classmethod
+    def empty(cls, item: TaskItem) -> Prediction:
+        """An item's prediction before its reply: an empty text."""
+        return cls(
+            question_id=item.question_id,
+            text="",
+            answer=item.answer,
+            input_text=item.prompt,
+            doc=item.doc,
+        )
+
+    def line(self) -> dict[str, Any]:
+        line = {
+            "question_id": self.question_id,
+            "text": self.text,
+            "answer": self.answer,
+            "input_text": self.input_text,
+        }
+        if self.reasoning is not None:
+            line["reasoning"] = self.reasoning
+        return line
+
+
+def model_folder(model: str) -> str:
+    """The folder of a model's results under OUT/<task>/: the name itself when each of its
+    `/`-separated parts is a plain folder name, neither empty nor starting with `.` (so
+    `org/model` is `org/model/`, as the original writes it); else the whole name
+    percent-encoded as one folder, a leading `.` too (`/models/m` is `%2Fmodels%2Fm`, `./m`
+    is `%2E%2Fm`). A plain name holds no `%` and an encoded one always does, so two names
+    never share a folder."""
+    parts = model.split("/")
+    if "%" not in model and all(part and not part.startswith(".") for part in parts):
+        return model
+    encoded = urllib.parse.quote(model, safe="")
+    # A leading "." encoded too: no hidden folder, never "." or "..".
+    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded
+
+
+@dataclass(kw_only=True)
+class TaskRun:
+    """One task for one model: where it goes and how. `metrics`: those asked for (None: the
+    task's own); `judge`: what run_info.json records of the judge (None: no judged metric)."""
+
+    task: str
+    model: str
+    out: Path
+    data_dir: Path | None
+    generation: Generation
+    metrics: list[str] | None
+    inference_only: bool = False
+    max_items: int | None = None
+    overwrite: bool = False
+    rotate_choices: bool = False
+    evalmm_dir: Path | None = None  # llm-jp-eval-mm's files (None: the default places)
+    judge: dict[str, Any] | None = None
+
+    @property
+    def folder(self) -> Path:
+        return self.out / self.task / model_folder(self.model)
+
+    def metric_names(self) -> list[str]:
+        if self.inference_only:
+            return []
+        return self.metrics or list(task_info(self.task).metrics)
+
+    def items(self) -> Iterator[TaskItem]:
+        return iter_items(
+            self.task,
+            self.data_dir,
+            evalmm_dir=self.evalmm_dir,
+            rotate_choices=self.rotate_choices,
+            max_items=self.max_items,
+        )
+
+
+def item_request(item: TaskItem, generation: Generation) -> ChatRequest:
+    """The chat request of one item; ValueError saying which image cannot be sent and why."""
+    from PIL import Image
+
+    content: list[dict[str, Any]] = [{"type": "text", "text": item.input_text}]
+    for number, image in enumerate(item.images, 1):
+        try:
+            content.append(request_part(image, generation.image_format))
+        except (
+            PfgenError,
+            OSError,
+            ValueError,
+            SyntaxError,
+            Image.DecompressionBombError,
+        ) as error:
+            raise ValueError(image_failure(number, image, error)) from None
+    return ChatRequest([{"role": "user", "content": content}], generation.params())
+
+
+def image_failure(number: int, image: TaskImage, error: BaseException) -> str:
+    """Why an item's image cannot be sent, in plain words: Pillow's own error (under the
+    task's wrapping of it), without Python object reprs."""
+    from PIL import Image, UnidentifiedImageError
+
+    cause = error
+    while isinstance(cause, PfgenError) and cause.__context__ is not None:
+        cause = cause.__context__
+    if isinstance(cause, Image.DecompressionBombError):
+        return f"image {number}: too many pixels to decode ({first_line(cause)})"
+    if not image.data:
+        return f"image {number}: empty (0 bytes)"
+    if isinstance(cause, UnidentifiedImageError):
+        return f"image {number}: not an image Pillow can read ({len(image.data)} bytes)"
+    return f"image {number}: cannot decode it ({OBJECT_REPR.sub('', first_line(cause))})"
+
+
+def failure_reason(error: LLMError) -> str:
+    """An item's failed request in the client's per-item words when it gives them."""
+    reason = getattr(error, "reason", None)
+    return reason if isinstance(reason, str) and reason else str(error)
+
+
+def take_reply(prediction: Prediction, reply: LLMReply, generation: Generation) -> str | None:
+    """Records a reply's answer (its `<think>` blocks removed with --strip-reasoning) and the
+    reasoning returned apart; the item's error when the reply was cut at max_tokens or
+    reasoned without reaching an answer."""
+    text = strip_reasoning(reply.text) if generation.strip_reasoning else reply.text
+    prediction.text = text
+    prediction.reasoning = reply.reasoning
+    reasoned = reply.reasoning is not None or has_reasoning(reply.text)
+    if reply.finish_reason == "length" or reasoned:
+        return unanswered(text, reply.finish_reason)
+    return None
+
+
+def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[dict[str, Any]]]:
+    """Every item's prediction in dataset order, and the errors of the failed items."""
+    predictions: list[Prediction] = []
+    errors: list[dict[str, Any]] = []
+    asked: list[int] = []  # the prediction each request is for
+
+    def requests() -> Iterator[ChatRequest]:
+        for item in run.items():
+            predictions.append(Prediction.empty(item))
+            try:
+                request = item_request(item, run.generation)
+            except ValueError as error:
+                errors.append({"question_id": item.question_id, "error": str(error)})
+                continue
+            asked.append(len(predictions) - 1)
+            yield request
+
+    results = client.run(requests(), label=run.task)
+    for index, result in zip(asked, results, strict=True):
+        prediction = predictions[index]
+        if isinstance(result, LLMError):
+            reason: str | None = failure_reason(result)
+        else:
+            reason = take_reply(prediction, result, run.generation)
+        if reason is not None:
+            errors.append({"question_id": prediction.question_id, "error": reason})
+    order = {prediction.question_id: i for i, prediction in enumerate(predictions)}
+    errors.sort(key=lambda error: order[error["question_id"]])
+    return predictions, errors
+
+
+def reused(run: TaskRun) -> list[Prediction]:
+    """The items with the replies (and reasoning) of an existing `prediction.jsonl`, which
+    must hold the same items in the same order (images are not read)."""
+    path = run.folder / PREDICTIONS
+    predictions = [Prediction.empty(item) for item in run.items()]
+    count = 0
+    for line in iter_json_lines(path):
+        if count >= len(predictions):
+            raise InputError(f"{line.where}: more lines than the task's {len(predictions)} items")
+        expected = predictions[count].question_id
+        if line.value.get("question_id") != expected:
+            raise InputError(
+                f'{line.where}: field "question_id": expected {expected!r} (the task\'s item '
+                f"{count + 1}); give --overwrite to run the model again"
+            )
+        text = require(line.value, "text", str, line.where)
+        if run.generation.strip_reasoning:
+            text = strip_reasoning(text)
+        predictions[count].text = text
+        reasoning = line.value.get("reasoning")
+        predictions[count].reasoning = reasoning if isinstance(reasoning, str) else None
+        count += 1
+    if count != len(predictions):
+        raise InputError(
+            f"{path}: {count} lines for the task's {len(predictions)} items; give --overwrite "
+            "to run the model again"
+        )
+    return predictions
+
+
+def evaluation_item(prediction: Prediction, line: dict[str, Any]) -> dict[str, Any]:
+    """What the scorers see of one item: its line, its document, `ref` and `pred`."""
+    return {**line, **prediction.doc, "ref": prediction.answer, "pred": prediction.text}
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What one task's run gave: its evaluation (None with --inference-only), how many items
+    failed (those of reused predictions included) and how many scores a judge could not give."""
+
+    evaluation: dict[str, Any] | None
+    failed: int
+    unjudged: int
+
+
+def evaluate(
+    predictions: list[Prediction], metrics: list[str], options: Options
+) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
+    """The prediction lines with one score per metric (and `judge_errors`, metric → reason,
+    on the lines a judge could not score), each metric's aggregate, and how many scores a
+    judge could not give."""
+    lines = [prediction.line() for prediction in predictions]
+    items = [
+        evaluation_item(prediction, line)
+        for line, prediction in zip(lines, predictions, strict=True)
+    ]
+    wheres = [
+        f"item {number} (question_id {item['question_id']!r})"
+        for number, item in enumerate(items, 1)
+    ]
+    evaluation: dict[str, Any] = {}
+    unjudged = 0
+    for name in metrics:
+        scorer = get_scorer(name)
+        for where, item in zip(wheres, items, strict=True):
+            check_item(scorer, item, where)
+        refs = [item["ref"] for item in items]
+        preds = [item["pred"] for item in items]
+        scores, aggregate = score_items(scorer, refs, preds, items, options, wheres)
+        for line, score in zip(lines, scores, strict=True):
+            line[name] = score
+        unjudged += record_judge_failures(options, name, lines)
+        evaluation[name] = aggregate
+    return lines, evaluation, unjudged
+
+
+def manifest(run: TaskRun, metrics: list[str]) -> dict[str, Any]:
+    """manifest.json as the original writes it: its RunManifest takes no other key."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "model_id": run.model,
+        "task_id": run.task,
+        "metrics": metrics,
+        "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "result_dir": str(run.folder),
+    }
+
+
+def run_info(run: TaskRun, info: TaskInfo) -> dict[str, Any]:
+    """run_info.json: the dataset, its revision and the settings the predictions were made
+    with. A local copy's revision is what the copy says of itself (None when it says
+    nothing), never the pinned one it may not be."""
+    local = run.data_dir
+    if local is None and info.name == "jic-vqa":
+        local = JIC_VQA_FILE  # the prepared file, under the working directory
+    record: dict[str, Any] = {
+        "dataset": info.dataset,
+        "dataset_revision": info.revision if local is None else local_revision(local),
+        "local": local is not None,
+        "split": info.split,
+        "data_dir": None if local is None else str(local.absolute()),
+        "generation": asdict(run.generation),
+    }
+    if run.judge is not None:
+        record["judge"] = run.judge
+    record["pfgen_fast_version"] = __version__
+    return record
+
+
+def failed_before(folder: Path) -> int:
+    """How many items an existing `error_message.jsonl` lists (0 without one)."""
+    path = folder / ERRORS
+    if not path.is_file():
+        return 0
+    return sum(1 for _ in iter_json_lines(path))
+
+
+def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
+    """Runs one task and writes its folder."""
+    info = task_info(run.task)
+    metrics = run.metric_names()
+    folder = run.folder
+    if (folder / PREDICTIONS).exists() and not run.overwrite:
+        predictions = reused(run)
+        failed = failed_before(folder)
+        print(f"{run.task}: reusing {folder / PREDICTIONS}", file=sys.stderr)
+    else:
+        predictions, errors = generate(run, client)
+        failed = len(errors)
+        if errors:
+            write_atomically(folder / ERRORS, b"".join(dumps_line(e) for e in errors))
+        # The original's runner stops a task past this share of failed items, as the client
+        # stops a run past it.
+        if too_many_failures(len(errors), len(predictions)):
+            raise PfgenError(
+                f"{run.task}: {len(errors)} of {len(predictions)} items failed, more than "
+                f"{FAILURE_SHARE:.0%}: stopped (all in {folder / ERRORS}; the first: "
+                f"{errors[0]['error']})"
+            )
+        if not errors:
+            (folder / ERRORS).unlink(missing_ok=True)
+    if not predictions:
+        raise InputError(f"{run.task}: the dataset has no items")
+    lines, evaluation, unjudged = evaluate(predictions, metrics, options)
+    write_atomically(folder / PREDICTIONS, b"".join(dumps_line(line) for line in lines))
+    if not run.inference_only:
+        write_atomically(folder / EVALUATION, dumps_line(evaluation))
+    for name, content in ((RUN_INFO, run_info(run, info)), (MANIFEST, manifest(run, metrics))):
+        write_atomically(folder / name, orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
+    failures = f", {failed} failed (in {folder / ERRORS})" if failed else ""
+    print(f"{run.task}: {len(predictions)} items{failures} -> {folder}", file=sys.stderr)
+    return TaskOutcome(None if run.inference_only else evaluation, failed, unjudged)

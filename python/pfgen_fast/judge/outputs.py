@@ -1,0 +1,91 @@
+"""What the judge room writes, and how it is read back (by `judge rank` and by other rooms):
+`judge pairwise --out DIR` writes `items.jsonl` (one judged pair a line: `id`, `model_a`,
+`model_b`, `verdict` by method, both `orders` with their probabilities and reply, `averages`,
+`error` when the judge failed), `summary.json` (the measures) and `replies.jsonl`; `judge
+pointwise --out` writes `ratings.jsonl` beside its `summary.json`; `judge rank --table FILE`
+writes the ranking (`rank`, `model`, `strength`, `low`, `high`, `wins`, `losses`, `ties`) as
+CSV, Parquet or JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.jsonl import iter_json_lines, read_json, read_json_object, require
+from pfgen_fast.judge.leaderboard import Comparison
+from pfgen_fast.judge.verdicts import LETTERS
+
+PAIRWISE_ITEMS = "items.jsonl"
+POINTWISE_RATINGS = "ratings.jsonl"
+SUMMARY = "summary.json"
+REPLIES = "replies.jsonl"
+RANKING_COLUMNS = ("rank", "model", "strength", "low", "high", "wins", "losses", "ties")
+# The columns a file must have to be read as a ranking.
+RANKING_REQUIRED = ("rank", "model", "strength", "low", "high")
+RANKING_SUFFIXES = (".csv", ".json", ".parquet")
+
+
+@dataclass(frozen=True)
+class PairwiseResult:
+    """A `judge pairwise --out` folder: its judged pairs and its summary."""
+
+    folder: Path
+    records: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+    def models(self) -> list[str]:
+        return sorted({str(r[k]) for r in self.records for k in ("model_a", "model_b") if k in r})
+
+
+def is_pairwise_result(folder: Path) -> bool:
+    """A folder `judge pairwise --out` wrote: its items beside its summary (an input
+    `items.jsonl` alone is not one)."""
+    return (folder / PAIRWISE_ITEMS).is_file() and (folder / SUMMARY).is_file()
+
+
+def read_pairwise_result(folder: Path) -> PairwiseResult:
+    records = [line.value for line in iter_json_lines(folder / PAIRWISE_ITEMS)]
+    return PairwiseResult(folder, records, read_json_object(folder / SUMMARY))
+
+
+def comparisons(path: Path, method: str) -> list[Comparison]:
+    """The verdicts of `method` in an items file (or a result folder); items with errors or
+    without a verdict (BS1 on disagreeing orders) give none."""
+    path = path / PAIRWISE_ITEMS if path.is_dir() else path
+    found = []
+    for line in iter_json_lines(path):
+        record = line.value
+        if "error" in record:
+            continue
+        model_a = require(record, "model_a", str, line.where)
+        model_b = require(record, "model_b", str, line.where)
+        verdict = require(record, "verdict", dict, line.where).get(method)
+        if verdict is None:
+            continue
+        if verdict not in LETTERS:
+            raise InputError(f'{line.where}: field "verdict": {verdict!r} is not A, B or C')
+        found.append(Comparison(model_a, model_b, verdict))
+    return found
+
+
+def read_ranking(path: Path) -> list[dict[str, Any]] | None:
+    """A ranking file's rows, None when the file is not a ranking (`judge rank --table`)."""
+    if path.suffix not in RANKING_SUFFIXES or path.name == SUMMARY:
+        return None
+    try:
+        if path.suffix == ".json":
+            value = read_json(path)
+            rows = value if isinstance(value, list) else None
+        elif path.suffix == ".csv":
+            rows = pl.read_csv(path).to_dicts()
+        else:
+            rows = pl.read_parquet(path).to_dicts()
+    except (OSError, PfgenError, pl.exceptions.PolarsError):
+        return None
+    if not rows or not all(isinstance(r, dict) and set(RANKING_REQUIRED) <= set(r) for r in rows):
+        return None
+    return rows
