@@ -14,7 +14,7 @@ its peak memory (the largest sum of resident memory over the eval's process tree
 SAMPLE_SECONDS), and the growth of time and peak from N to 2N runs. The tables are built inside
 each eval (the table cache off) unless `--warm-tables`, where every eval reads them from a table
 cache filled before the timed rounds. Unless `--no-reference`, the published-tool approach is
-extrapolated for the N runs (the from-spec Python reference scorer of `tests/pfgen`: its tables
+extrapolated for the N runs (the from-spec Python reference scorer of `benches/`: its tables
 timed on a few questions, scoring timed on a sample).
 """
 
@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench_paths import ROOT, bench_dir
+from bench_paths import bench_dir
 
 TARGET_RATIO, REQUIRED_RATIO = 2.0, 3.0
 TARGET_PEAK_MB, REQUIRED_PEAK_MB = 800, 1000
@@ -166,7 +166,6 @@ def count_answers(runs: list[Path]) -> int:
 
 def reference_seconds(bench: Path, runs: list[Path], num_answers: int) -> float:
     """Extrapolated time of the from-spec reference for all tables and all answers."""
-    sys.path.insert(0, str(ROOT / "tests" / "pfgen"))
     import orjson
 
     from pfgen_fast.pfgen.data import load_questions

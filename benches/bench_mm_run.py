@@ -6,12 +6,13 @@ its peak memory. Target: a 4,000-item task with 640×480 images at >= 300 items/
     PYTHONPATH=python python3 benches/bench_mm_run.py [--items 4000] [--concurrency 8]
 
 Builds a local copy of ja-vlm-bench-in-the-wild's repository (JPEG images, as most datasets
-store them) in a temporary folder, starts `benches/mm_stand_in.py` (one asyncio loop that
-reads each request and answers at once) in its own process, then times `python -m pfgen_fast
-mm run --inference-only` (fresh cache), the same run again (every reply cached), and a
-baseline: the original's API adapter path (each image decoded and re-saved as JPEG, one
-request at a time) on the first 400 items. On a shared machine the wall-clock rate follows
-the load; the rate per CPU second of the client says what it sustains on a core of its own."""
+store them) in a temporary folder, starts the stand-in server's fast mode
+(`pfgen_fast.testing.fast_server_process`: one asyncio loop that reads each request and answers
+at once) in its own process, then times `python -m pfgen_fast mm run --inference-only` (fresh
+cache), the same run again (every reply cached), and a baseline: the original's API adapter
+path (each image decoded and re-saved as JPEG, one request at a time) on the first 400 items.
+On a shared machine the wall-clock rate follows the load; the rate per CPU second of the client
+says what it sustains on a core of its own."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ import httpx
 import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
+
+from pfgen_fast.testing import fast_server_process
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "ja-vlm-bench-in-the-wild"
@@ -135,15 +138,7 @@ def main() -> None:
         work = Path(scratch)
         size = make_dataset(work / "dataset", args.items)
         print(f"{args.items} items, 640x480 JPEG images, {size / 1e6:.0f} MB of image data")
-        server = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("mm_stand_in.py"))],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert server.stdout is not None
-            url = server.stdout.readline().strip()
+        with fast_server_process() as url:
             env = {**os.environ, "PFGEN_FAST_CACHE": str(work / "cache")}
             command = [
                 "mm", "run", "--task", TASK,
@@ -158,10 +153,6 @@ def main() -> None:
             reference = baseline(url, work / "dataset")
             print(f"baseline (original adapter path, sequential): {reference:.0f} items/s; "
                   f"mm run is {args.items / seconds / reference:.1f}x")  # fmt: skip
-        finally:
-            assert server.stdin is not None
-            server.stdin.close()
-            server.wait(timeout=10)
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -1,4 +1,4 @@
-"""Speed of pfgen_fast against the from-spec Python reference scorer (`tests/reference_scorer.py`).
+"""Speed of pfgen_fast against the from-spec Python reference scorer (benches/reference_scorer.py).
 
     python benches/bench_score.py
     python benches/bench_score.py --trials-order
@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_paths import ROOT, bench_dir
+from bench_paths import bench_dir
 
 NUM_ANSWERS = 200_000
 MIN_LENGTH, MAX_LENGTH = 80, 120
@@ -267,7 +267,6 @@ def time_cli(
 def reference_figures(data_dir: Path, answers_path: Path) -> dict[str, float]:
     """The reference scorer, one question at a time (its tables take ~100 MB per question):
     total build time of all tables, and scoring speed on a sample of each question's answers."""
-    sys.path.insert(0, str(ROOT / "tests" / "pfgen"))
     from pfgen_fast.pfgen.data import load_questions
     from reference_scorer import ReferenceScorer
 

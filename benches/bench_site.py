@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_paths import ROOT, bench_dir
+from bench_paths import bench_dir
 
 BUILD_LIMIT_SECONDS = 60.0
 SHOW_LIMIT_SECONDS = 3.0
@@ -69,7 +69,6 @@ def build(tree: Path, out: Path) -> float:
 def show_times(index: Path) -> tuple[float | None, float] | None:
     """(first contentful paint, when Chromium reports one; load event) in seconds, or None
     without Chromium."""
-    sys.path.insert(0, str(ROOT / "tests" / "site"))
     from site_browser import chromium, missing
 
     if missing() is not None:

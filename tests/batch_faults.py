@@ -1,10 +1,11 @@
 """A stand-in that fails one request of a concurrent batch, for the tests that every command
 asking a model finishes whatever a server answers: each fault as `Reply`s of
-`openai_server.py` give it, and a run of the CLI under a time limit that counts a hang as a
+`pfgen_fast.testing` give it, and a run of the CLI under a time limit that counts a hang as a
 failure."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from openai_server import Reply
+from pfgen_fast.testing import Reply
 
 Responder = Callable[[str, dict[str, Any]], Reply]
 
@@ -24,7 +25,7 @@ FAULTS: dict[str, Reply] = {
     "500": Reply(status=500, error="llama_decode returned 1"),
     "malformed": Reply(malformed=True),
     "empty": Reply(text=""),
-    "dropped": Reply(dropped=True),
+    "dropped": Reply(drop=True),
 }
 # Longer than any command of these tests takes: reaching it is a hang.
 HANG_LIMIT = 120.0
@@ -46,8 +47,7 @@ def one_fails(responder: Responder, fault: str, number: int = 3, delay: float = 
         if mine == number:
             return FAULTS[fault]
         reply = responder(path, request)
-        reply.delay = max(reply.delay, delay)
-        return reply
+        return dataclasses.replace(reply, delay=max(reply.delay, delay))
 
     return respond
 

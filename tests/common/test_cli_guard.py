@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from failing_server import FAILURE_MODES, FAST_CLIENT, serve_failing
 
+from pfgen_fast.testing import FAILURE_MODES, FAST_CLIENT, failing, serve
 from published import evalmm_dir, lctg_dir
 
 QUESTION = "架空の島の天気を教えて。"
@@ -291,12 +291,12 @@ def judged_command(name: str, place: Path, url: str) -> list[str]:
 @pytest.mark.parametrize("mode", FAILURE_MODES)
 def test_a_server_that_never_answers_fails_every_judged_command(tmp_path: Path, mode: str) -> None:
     problems = []
-    with serve_failing(mode) as url:
+    with serve(failing(mode)) as server:
         lines = []
         for name in JUDGED_COMMANDS:
             place = tmp_path / name
             place.mkdir()
-            lines.append(judged_command(name, place, url))
+            lines.append(judged_command(name, place, server.base_url))
         with ThreadPoolExecutor(max_workers=2) as pool:
             results = list(pool.map(lambda argv: run_with_output(argv, tmp_path), lines))
     for result in results:
@@ -320,8 +320,8 @@ def test_a_server_that_never_answers_fails_every_judged_command(tmp_path: Path, 
 
 
 def test_judge_errors_zero_keeps_the_zeros_and_still_fails(tmp_path: Path) -> None:
-    with serve_failing("http-500") as url:
-        argv = judged_command("mm-score", tmp_path, url) + ["--judge-errors", "zero"]
+    with serve(failing("http-500")) as server:
+        argv = judged_command("mm-score", tmp_path, server.base_url) + ["--judge-errors", "zero"]
         result = run_with_output(argv, tmp_path)
     assert result.returncode == 1, result.stderr
     assert json.loads(result.stdout)["overall_score"] == 0.0

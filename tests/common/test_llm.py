@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import (
@@ -30,6 +29,7 @@ from pfgen_fast.common.llm import (
 )
 from pfgen_fast.common.llm_cache import CacheRow, CacheWriter, ResponseCache
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
+from pfgen_fast.testing import Reply, failing, serve
 
 CHAT = [{"role": "user", "content": "こんにちは"}]
 
@@ -72,12 +72,11 @@ class Progress(list):
 
 
 def test_chat_and_completion_replies_and_parameters(tmp_path):
-    behaviour = Behaviour(responder=echo)
     requests = [
         ChatRequest(CHAT, {"temperature": 0.0, "seed": 7, "top_p": None, "stop": ["Q:"]}),
         CompletionRequest("abc", {"max_tokens": 3}),
     ]
-    with serve(behaviour) as url, client(url, tmp_path) as llm:
+    with serve(echo) as server, client(server.base_url, tmp_path) as llm:
         chat, completion = llm.run(requests)
     assert isinstance(chat, LLMReply) and isinstance(completion, LLMReply)
     assert (chat.text, chat.status, chat.cached, chat.finish_reason) == (
@@ -89,7 +88,7 @@ def test_chat_and_completion_replies_and_parameters(tmp_path):
     assert chat.logprobs is None and chat.usage["completion_tokens"] == 5
     assert chat.raw["choices"][0]["message"]["content"] == "はちにんこ"
     assert completion.text == "cba"
-    bodies = dict(behaviour.received)
+    bodies = {request.path: request.body for request in server.received}
     assert bodies["/v1/chat/completions"] == {
         "model": "test/model",
         "messages": CHAT,
@@ -101,17 +100,16 @@ def test_chat_and_completion_replies_and_parameters(tmp_path):
 
 
 def test_null_content_is_empty_text(tmp_path):
-    with serve(Behaviour(responder=lambda p, r: Reply(text=None))) as url:
-        assert only(client(url, tmp_path).run([ChatRequest(CHAT)])).text == ""
+    with serve(lambda p, r: Reply(text=None)) as server:
+        assert only(client(server.base_url, tmp_path).run([ChatRequest(CHAT)])).text == ""
 
 
 @pytest.mark.parametrize("chat", [True, False])
 def test_logprobs_with_top_alternatives(tmp_path, chat):
     tokens = [("は", -0.25, [("は", -0.25), ("が", -1.5)]), ("い", -0.5, [("い", -0.5)])]
-    behaviour = Behaviour(responder=lambda p, r: Reply(text="はい", logprobs=tokens))
     request = ChatRequest(CHAT) if chat else CompletionRequest("Q")
-    with serve(behaviour) as url:
-        reply = only(client(url, tmp_path).run([request]))
+    with serve(lambda p, r: Reply(text="はい", logprobs=tokens)) as server:
+        reply = only(client(server.base_url, tmp_path).run([request]))
     assert reply.logprobs == (
         TokenLogprob("は", -0.25, (("は", -0.25), ("が", -1.5))),
         TokenLogprob("い", -0.5, (("い", -0.5),)),
@@ -119,38 +117,33 @@ def test_logprobs_with_top_alternatives(tmp_path, chat):
 
 
 def test_500_is_retried_then_answered(tmp_path):
-    behaviour = Behaviour(responder=scripted(Reply(status=500), Reply(status=503)))
-    with serve(behaviour) as url:
-        llm = client(url, tmp_path)
+    with serve(scripted(Reply(status=500), Reply(status=503))) as server:
+        llm = client(server.base_url, tmp_path)
         assert only(llm.run([ChatRequest(CHAT)])).text == "はちにんこ"
-    assert len(behaviour.received) == 3 and llm.stats.calls == 3 and llm.stats.failed == 0
+    assert server.requests_count == 3 and llm.stats.calls == 3 and llm.stats.failed == 0
 
 
 def test_429_waits_as_retry_after_says(tmp_path):
-    behaviour = Behaviour(responder=scripted(Reply(status=429, retry_after="1.2")))
-    with serve(behaviour) as url:
+    with serve(scripted(Reply(status=429, retry_after="1.2"))) as server:
         started = time.monotonic()
-        only(client(url, tmp_path).run([ChatRequest(CHAT)]))
+        only(client(server.base_url, tmp_path).run([ChatRequest(CHAT)]))
         waited = time.monotonic() - started
-    assert len(behaviour.received) == 2 and 1.2 <= waited < 4
+    assert server.requests_count == 2 and 1.2 <= waited < 4
 
 
 def test_slow_reply_times_out_and_is_retried(tmp_path):
-    behaviour = Behaviour(responder=scripted(Reply(text="late", delay=2.0)))
-    with serve(behaviour) as url:
+    with serve(scripted(Reply(text="late", delay=2.0))) as server:
         started = time.monotonic()
-        reply = only(client(url, tmp_path, timeout=0.3).run([ChatRequest(CHAT)]))
+        reply = only(client(server.base_url, tmp_path, timeout=0.3).run([ChatRequest(CHAT)]))
         took = time.monotonic() - started
-    assert reply.text == "はちにんこ" and len(behaviour.received) == 2 and took < 1.8
+    assert reply.text == "はちにんこ" and server.requests_count == 2 and took < 1.8
 
 
 def test_malformed_bodies_are_retried_then_an_error_in_their_slot(tmp_path):
-    behaviour = Behaviour(responder=scripted(Reply(malformed=True)))
-    with serve(behaviour) as url:
-        assert only(client(url, tmp_path).run([ChatRequest(CHAT)])).text == "はちにんこ"
-    no_choices = Behaviour(responder=lambda p, r: Reply(malformed=True))
-    with serve(no_choices) as url:
-        llm = client(url, tmp_path, max_retries=1)
+    with serve(scripted(Reply(malformed=True))) as server:
+        assert only(client(server.base_url, tmp_path).run([ChatRequest(CHAT)])).text == "はちにんこ"
+    with serve(lambda p, r: Reply(malformed=True)) as no_choices:
+        llm = client(no_choices.base_url, tmp_path, max_retries=1)
         [result] = llm.run([ChatRequest([{"role": "user", "content": "x"}])])
     assert isinstance(result, LLMError)
     assert "chat/completions: no answer after 2 tries (malformed reply" in str(result)
@@ -158,19 +151,20 @@ def test_malformed_bodies_are_retried_then_an_error_in_their_slot(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("behaviour", "status", "message"),
+    ("settings", "status", "message"),
     [
-        (Behaviour(api_key="secret"), 401, "authentication failed (HTTP 401: Incorrect API key"),
-        (Behaviour(model="other"), 404, "HTTP 404: The model `test/model` does not exist."),
-        (Behaviour(responder=lambda p, r: Reply(status=403, error="no")), 403, "HTTP 403: no"),
+        ({"api_key": "secret"}, 401, "authentication failed (HTTP 401: Incorrect API key"),
+        ({"model": "other"}, 404, "HTTP 404: The model `test/model` does not exist."),
+        ({"responder": lambda p, r: Reply(status=403, error="no")}, 403, "HTTP 403: no"),
     ],
 )
-def test_refusals_are_immediate_clear_errors(tmp_path, behaviour, status, message):
-    with serve(behaviour) as url, pytest.raises(LLMError) as raised:
-        client(url, tmp_path).run([ChatRequest(CHAT)] * 3)
+def test_refusals_are_immediate_clear_errors(tmp_path, settings, status, message):
+    with serve(**settings) as server, pytest.raises(LLMError) as raised:
+        client(server.base_url, tmp_path).run([ChatRequest(CHAT)] * 3)
     assert raised.value.status == status and message in str(raised.value)
-    assert url + "/chat/completions" in str(raised.value) and "test/model" in str(raised.value)
-    assert len(behaviour.received) <= 3  # each request once at most, no retries
+    assert server.base_url + "/chat/completions" in str(raised.value)
+    assert "test/model" in str(raised.value)
+    assert server.requests_count <= 3  # each request once at most, no retries
 
 
 @pytest.mark.parametrize("url", ["notaurl", "ftp://example.org/v1", "http://", "http:///v1"])
@@ -181,53 +175,52 @@ def test_a_base_url_must_be_http_with_a_host(url):
 
 def test_api_key_comes_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "secret")
-    with serve(Behaviour(api_key="secret", responder=echo)) as url:
-        llm = LLMClient(url, "test/model", cache_path=None)
+    with serve(api_key="secret", responder=echo) as server:
+        llm = LLMClient(server.base_url, "test/model", cache_path=None)
         assert only(llm.run([ChatRequest(CHAT)])).text == "はちにんこ"
 
 
 def test_400_is_the_items_error_unless_accepted_and_then_cached(tmp_path):
-    behaviour = Behaviour(responder=lambda p, r: Reply(status=400, error="content filter"))
-    with serve(behaviour) as url:
-        [refused] = client(url, tmp_path).run([ChatRequest(CHAT)])
+    with serve(lambda p, r: Reply(status=400, error="content filter")) as server:
+        [refused] = client(server.base_url, tmp_path).run([ChatRequest(CHAT)])
         assert isinstance(refused, LLMError) and refused.status == 400
         assert "HTTP 400: content filter" in str(refused) and "test/model" in str(refused)
         assert refused.reason == "HTTP 400: content filter"
-        first = only(client(url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
-        again = only(client(url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
+        first = only(client(server.base_url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
+        again = only(client(server.base_url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
     assert (first.status, first.text, first.cached) == (400, "", False)
     assert first.raw == {"error": {"message": "content filter"}}
     assert (again.status, again.cached, again.raw) == (400, True, first.raw)
-    assert len(behaviour.received) == 2  # a refusal is neither retried nor cached
+    assert server.requests_count == 2  # a refusal is neither retried nor cached
 
 
 def test_concurrency_limit_is_respected(tmp_path):
-    behaviour = Behaviour(delay=0.05, responder=echo)
     requests = [CompletionRequest(f"prompt {i}") for i in range(24)]
-    with serve(behaviour) as url:
+    with serve(delay=0.05, responder=echo) as server:
         seen = Progress()
-        results = client(url, tmp_path, concurrency=3).run(requests, seen.append_pair)
+        results = client(server.base_url, tmp_path, concurrency=3).run(requests, seen.append_pair)
     assert [r.text for r in results if isinstance(r, LLMReply)] == [
         f"prompt {i}"[::-1] for i in range(24)
     ]
-    assert behaviour.most_at_once == 3
+    assert server.most_at_once == 3
     assert seen == [(i, 24) for i in range(1, 25)]
 
 
 def test_progress_counts_every_request(tmp_path):
     seen = Progress()
-    with serve(Behaviour(responder=echo)) as url:
-        client(url, tmp_path).run([CompletionRequest(str(i)) for i in range(5)], seen.append_pair)
+    with serve(echo) as server:
+        client(server.base_url, tmp_path).run(
+            [CompletionRequest(str(i)) for i in range(5)], seen.append_pair
+        )
     assert seen == [(i, 5) for i in range(1, 6)]
 
 
 def test_results_are_handed_over_as_they_come(tmp_path):
-    slow_first = Behaviour(
-        responder=lambda p, r: Reply(text=r["prompt"], delay=0.3 * (r["prompt"] == "0"))
-    )
     seen: list[tuple[int, str]] = []
-    with serve(slow_first) as url:
-        results = client(url, tmp_path).run(
+    with serve(
+        lambda p, r: Reply(text=r["prompt"], delay=0.3 * (r["prompt"] == "0"))
+    ) as slow_first:
+        results = client(slow_first.base_url, tmp_path).run(
             [CompletionRequest(str(i)) for i in range(3)],
             on_result=lambda index, result: seen.append((index, result.text)),
         )
@@ -236,28 +229,29 @@ def test_results_are_handed_over_as_they_come(tmp_path):
 
 
 def test_an_exception_from_a_callback_stops_the_run(tmp_path):
-    behaviour = Behaviour(responder=lambda p, r: Reply(text="x", delay=0.2))
 
     def stop(index: int, result: Any) -> None:
         raise PfgenError("enough")
 
-    with serve(behaviour) as url, pytest.raises(PfgenError, match="enough"):
-        client(url, tmp_path, concurrency=2).run(
+    with (
+        serve(lambda p, r: Reply(text="x", delay=0.2)) as server,
+        pytest.raises(PfgenError, match="enough"),
+    ):
+        client(server.base_url, tmp_path, concurrency=2).run(
             [CompletionRequest(str(i)) for i in range(20)], on_result=stop
         )
-    assert len(behaviour.received) <= 4
+    assert server.requests_count <= 4
 
 
 def test_second_run_makes_no_call_even_in_a_new_process(tmp_path):
-    behaviour = Behaviour(responder=echo)
     requests = [ChatRequest(CHAT, {"seed": 1}), CompletionRequest("abc")]
-    with serve(behaviour) as url:
-        first = client(url, tmp_path).run(requests)
-        second_client = client(url, tmp_path)
+    with serve(echo) as server:
+        first = client(server.base_url, tmp_path).run(requests)
+        second_client = client(server.base_url, tmp_path)
         second = second_client.run(requests)
         script = (
             "import sys; from pathlib import Path; from pfgen_fast.common.llm import *\n"
-            f"c = LLMClient({url!r}, 'test/model', cache_path=Path(sys.argv[1]))\n"
+            f"c = LLMClient({server.base_url!r}, 'test/model', cache_path=Path(sys.argv[1]))\n"
             "r = c.run([ChatRequest([{'role': 'user', 'content': 'こんにちは'}], {'seed': 1})])\n"
             "print(r[0].text, r[0].cached, c.stats.calls)"
         )
@@ -268,10 +262,10 @@ def test_second_run_makes_no_call_even_in_a_new_process(tmp_path):
             timeout=60,
         )
         # Another parameter, another server address: another request.
-        client(url, tmp_path).run([ChatRequest(CHAT, {"seed": 2})])
-    with serve(Behaviour(responder=echo)) as other_url:
-        moved = client(other_url, tmp_path).run(requests[:1])
-    assert len(behaviour.received) == 3
+        client(server.base_url, tmp_path).run([ChatRequest(CHAT, {"seed": 2})])
+    with serve(echo) as other:
+        moved = client(other.base_url, tmp_path).run(requests[:1])
+    assert server.requests_count == 3
     assert [r.text for r in second] == [r.text for r in first]
     assert all(isinstance(r, LLMReply) and r.cached for r in second)
     assert second_client.stats.calls == 0 and second_client.stats.cached == 2
@@ -295,11 +289,10 @@ except KeyboardInterrupt:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_an_interrupted_run_keeps_its_replies(tmp_path, sig):
-    behaviour = Behaviour(responder=lambda p, r: Reply(text=r["prompt"], delay=0.1))
     cache, log = tmp_path / "cache.sqlite3", tmp_path / "replies.jsonl"
-    with serve(behaviour) as url:
+    with serve(lambda p, r: Reply(text=r["prompt"], delay=0.1)) as server:
         child = subprocess.Popen(
-            [sys.executable, "-c", INTERRUPTED_RUN, url, str(cache), str(log)],
+            [sys.executable, "-c", INTERRUPTED_RUN, server.base_url, str(cache), str(log)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -311,14 +304,14 @@ def test_an_interrupted_run_keeps_its_replies(tmp_path, sig):
         child.send_signal(sig)
         out, _ = child.communicate(timeout=60)
         answered = len(log.read_bytes().splitlines())
-        asked = len(behaviour.received)
-        llm = client(url, tmp_path, cache_path=cache)
+        asked = server.requests_count
+        llm = client(server.base_url, tmp_path, cache_path=cache)
         results = llm.run([CompletionRequest(str(i)) for i in range(40)])
     assert 4 <= answered < 40
     assert [r.text for r in results if isinstance(r, LLMReply)] == [str(i) for i in range(40)]
     # Every reply logged before the signal was stored: none is asked again.
     assert llm.stats.cached >= answered and llm.stats.calls == 40 - llm.stats.cached
-    assert len(behaviour.received) == asked + llm.stats.calls
+    assert server.requests_count == asked + llm.stats.calls
     if sig == signal.SIGINT:
         assert child.returncode == 130 and out == "interrupted\n"
 
@@ -329,14 +322,13 @@ def test_no_cache_option_and_default_cache_place(tmp_path, monkeypatch):
     add_llm_arguments(
         parser, request_fields=(), model_flag="--remover-model", model_help="the remover"
     )
-    behaviour = Behaviour(responder=echo)
-    with serve(behaviour) as url:
-        base = ["--base-url", url, "--remover-model", "test/model"]
+    with serve(echo) as server:
+        base = ["--base-url", server.base_url, "--remover-model", "test/model"]
         for _ in range(2):
             args = parser.parse_args([*base, "--no-cache", "--timeout", "5"])
             with client_from_args(args, log_path=None) as llm:
                 assert not only(llm.run([ChatRequest(CHAT)])).cached
-        assert not (tmp_path / "home").exists() and len(behaviour.received) == 2
+        assert not (tmp_path / "home").exists() and server.requests_count == 2
         args = parser.parse_args(base)
         assert (args.remover_model, args.concurrency, args.timeout, args.max_retries) == (
             "test/model",
@@ -364,11 +356,10 @@ def test_bad_options_are_refused(bad, capsys):
 def test_raw_replies_and_failures_are_logged(tmp_path):
     log = tmp_path / "out" / "responses.jsonl"
     fail = Reply(status=500, error="boom")
-    behaviour = Behaviour(responder=lambda p, r: fail if r["prompt"] == "bad" else echo(p, r))
     requests = [CompletionRequest("ok"), CompletionRequest("bad")]
-    with serve(behaviour) as url:
-        first = client(url, tmp_path, max_retries=1, log_path=log).run(requests)
-        client(url, tmp_path, max_retries=0, log_path=log).run(requests[:1])
+    with serve(lambda p, r: fail if r["prompt"] == "bad" else echo(p, r)) as server:
+        first = client(server.base_url, tmp_path, max_retries=1, log_path=log).run(requests)
+        client(server.base_url, tmp_path, max_retries=0, log_path=log).run(requests[:1])
     assert isinstance(first[0], LLMReply) and isinstance(first[1], LLMError)
     assert first[1].status == 500 and "HTTP 500: boom" in str(first[1])
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
@@ -381,16 +372,15 @@ def test_raw_replies_and_failures_are_logged(tmp_path):
     bad, ok, ok_cached = by_prompt
     assert bad["status"] == 500 and "no answer after 2 tries" in bad["error"]
     assert "response" not in bad  # a failure is never recorded as a reply
-    assert ok["url"] == url + "/completions" and ok["status"] == 200
+    assert ok["url"] == server.base_url + "/completions" and ok["status"] == 200
     assert ok["response"]["choices"][0]["text"] == "ko" and ok_cached["response"] == ok["response"]
 
 
 def test_stats_count_calls_cache_hits_failures_and_tokens(tmp_path):
     fail = Reply(status=502)
-    behaviour = Behaviour(responder=lambda p, r: fail if r["prompt"] == "bad" else echo(p, r))
-    with serve(behaviour) as url:
-        client(url, tmp_path).run([CompletionRequest("a")])
-        llm = client(url, tmp_path, max_retries=1)
+    with serve(lambda p, r: fail if r["prompt"] == "bad" else echo(p, r)) as server:
+        client(server.base_url, tmp_path).run([CompletionRequest("a")])
+        llm = client(server.base_url, tmp_path, max_retries=1)
         llm.run([CompletionRequest(p) for p in ("a", "b", "c", "bad")])
     stats = llm.stats
     assert (stats.calls, stats.cached, stats.failed) == (4, 1, 1)
@@ -427,17 +417,19 @@ def test_import_loads_neither_numpy_nor_the_core():
 
 
 def test_several_servers_share_requests_and_retry_a_failing_ones_on_the_others(tmp_path):
-    slow, quick = Behaviour(delay=0.02, responder=echo), Behaviour(responder=echo)
     requests = [CompletionRequest(f"p{i}") for i in range(30)]
-    with serve(slow) as one, serve(quick) as two, serve(Behaviour(fail_every=1)) as bad:
+    with serve(echo, delay=0.02) as slow, serve(echo) as quick, serve(failing("http-500")) as bad:
+        one, two = slow.base_url, quick.base_url
         results = client([one, two], tmp_path, concurrency=2).run(requests)
         assert [r.text for r in results] == [f"p{i}"[::-1] for i in range(30)]
         assert slow.received and quick.received
-        assert len(slow.received) + len(quick.received) == 30
+        assert slow.requests_count + quick.requests_count == 30
         again = client([two, one], tmp_path, concurrency=2)
         again.run(requests)  # the same servers in another order: the same cache keys
         assert again.stats.cached == 30
-        failover = client([bad, two], tmp_path, concurrency=2, max_retries=0, cache_path=None)
+        failover = client(
+            [bad.base_url, two], tmp_path, concurrency=2, max_retries=0, cache_path=None
+        )
         assert all(isinstance(r, LLMReply) for r in failover.run(requests))
     assert failover.stats.failed == 0
 

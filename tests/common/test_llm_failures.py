@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.common.llm import CompletionRequest, LLMClient, LLMError, LLMReply
 from pfgen_fast.common.llm_calls import refusal_reason
+from pfgen_fast.testing import Reply, serve
 
 VLLM = (
     "This model's maximum context length is 2048 tokens. However, you requested 2100 tokens "
@@ -60,11 +60,11 @@ def test_a_long_prompt_is_its_items_error_and_the_others_are_answered() -> None:
             return Reply(status=400, error=VLLM)
         return Reply(text=request["prompt"])
 
-    behaviour = Behaviour(responder=respond)
-    with serve(behaviour) as url:
-        results = client(url).run(requests(16))
+    responder = respond
+    with serve(responder) as server:
+        results = client(server.base_url).run(requests(16))
     errors = {i: r for i, r in enumerate(results) if isinstance(r, LLMError)}
-    assert list(errors) == [5] and len(behaviour.received) == 16
+    assert list(errors) == [5] and server.requests_count == 16
     assert errors[5].reason == "prompt longer than the server's context (2048 tokens)"
     assert errors[5].status == 400 and "HTTP 400: This model's maximum" in str(errors[5])
     assert [r.text for r in results if isinstance(r, LLMReply)] == [
@@ -78,22 +78,24 @@ def test_a_server_error_after_retries_keeps_the_servers_message() -> None:
             return Reply(status=500, error="llama_decode returned 1")
         return Reply(text="ok")
 
-    with serve(Behaviour(responder=respond)) as url:
-        results = client(url, max_retries=1).run(requests(8))
+    with serve(respond) as server:
+        results = client(server.base_url, max_retries=1).run(requests(8))
     error = results[2]
     assert isinstance(error, LLMError) and error.reason == "HTTP 500: llama_decode returned 1"
     assert "no answer after 2 tries (HTTP 500: llama_decode returned 1)" in str(error)
 
 
 def test_a_server_answering_500_to_everything_is_not_called_down() -> None:
-    behaviour = Behaviour(responder=lambda p, r: Reply(status=500, error="CUDA out of memory"))
-    with serve(behaviour) as url, pytest.raises(LLMError) as raised:
-        client(url, max_retries=0, concurrency=2).run(requests(50))
+    with (
+        serve(lambda p, r: Reply(status=500, error="CUDA out of memory")) as server,
+        pytest.raises(LLMError) as raised,
+    ):
+        client(server.base_url, max_retries=0, concurrency=2).run(requests(50))
     message = str(raised.value)
     assert "looks down" not in message and raised.value.status == 500
     assert "the server answers, but 3 requests in a row failed" in message
     assert "HTTP 500: CUDA out of memory" in message
-    assert len(behaviour.received) < 10
+    assert server.requests_count < 10
 
 
 def test_a_server_that_does_not_answer_looks_down() -> None:
@@ -107,27 +109,26 @@ def test_too_many_refused_requests_stop_the_run() -> None:
             return Reply(status=422, error="bad input")
         return Reply(text="ok")
 
-    behaviour = Behaviour(responder=respond)
-    with serve(behaviour) as url, pytest.raises(LLMError) as raised:
-        client(url, concurrency=1).run(requests(100))
+    responder = respond
+    with serve(responder) as server, pytest.raises(LLMError) as raised:
+        client(server.base_url, concurrency=1).run(requests(100))
     assert str(raised.value).startswith("11 of 100 requests failed, more than 10%: stopped")
     assert "HTTP 422: bad input" in str(raised.value)
-    assert len(behaviour.received) < 40
+    assert server.requests_count < 40
 
 
 def test_a_few_failures_of_a_small_run_do_not_stop_it() -> None:
     refuse = Reply(status=400, error="no")
-    behaviour = Behaviour(responder=lambda p, r: refuse if r["prompt"] < "p2" else Reply())
-    with serve(behaviour) as url:
-        results = client(url).run(requests(5))
+    with serve(lambda p, r: refuse if r["prompt"] < "p2" else Reply()) as server:
+        results = client(server.base_url).run(requests(5))
     assert [isinstance(r, LLMError) for r in results] == [True, True, False, False, False]
 
 
 def test_a_refused_request_is_logged_with_its_reason(tmp_path: Path) -> None:
     log = tmp_path / "replies.jsonl"
     refuse = Reply(status=413, error="request entity too large")
-    with serve(Behaviour(responder=lambda p, r: refuse)) as url:
-        [result] = client(url, log_path=log).run(requests(1))
+    with serve(lambda p, r: refuse) as server:
+        [result] = client(server.base_url, log_path=log).run(requests(1))
     assert isinstance(result, LLMError) and result.reason == "HTTP 413: request entity too large"
     [entry] = [json.loads(line) for line in log.read_text().splitlines()]
     assert entry["status"] == 413 and "request entity too large" in entry["error"]

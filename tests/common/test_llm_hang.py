@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 from batch_faults import FAULTS, one_fails
-from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import CompletionRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.testing import Reply, serve
 
 REPEATS = 12  # each fault at several places of the batch; the old client hung in 2 of 3
 LIMIT = 20.0  # seconds for one run of 16 requests: far more than it takes
@@ -57,10 +57,10 @@ class Switch:
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_one_failing_request_of_a_batch_is_its_slot_and_the_run_ends(fault: str) -> None:
     switch = Switch()
-    with serve(Behaviour(responder=switch)) as url:
+    with serve(switch) as server:
         for repeat in range(REPEATS):
             switch.responder = one_fails(answer, fault, number=1 + repeat % 8)
-            client = LLMClient(url, "m", cache_path=None, max_retries=0, concurrency=8)
+            client = LLMClient(server.base_url, "m", cache_path=None, max_retries=0, concurrency=8)
             results = run_within_limit(client)
         assert isinstance(results, list), results
         failed = [r for r in results if isinstance(r, LLMError)]
@@ -72,25 +72,27 @@ def test_one_failing_request_of_a_batch_is_its_slot_and_the_run_ends(fault: str)
 def test_a_refusal_for_every_request_mid_batch_stops_the_run() -> None:
     forbidden = Reply(status=403, error="no access")
     switch = Switch()
-    with serve(Behaviour(responder=switch)) as url:
+    with serve(switch) as server:
         for repeat in range(REPEATS):
 
             def respond(path: str, request: dict[str, Any], number: int = 1 + repeat % 8) -> Reply:
                 return forbidden if request["prompt"] == f"p{number}" else answer(path, request)
 
             switch.responder = one_fails(respond, "empty", number=99)
-            outcome = run_within_limit(LLMClient(url, "m", cache_path=None, concurrency=8))
+            outcome = run_within_limit(
+                LLMClient(server.base_url, "m", cache_path=None, concurrency=8)
+            )
             assert isinstance(outcome, LLMError) and "HTTP 403: no access" in str(outcome)
 
 
 def test_an_error_of_a_callback_mid_batch_stops_the_run(tmp_path: Path) -> None:
-    with serve(Behaviour(responder=one_fails(answer, "empty", number=0))) as url:
+    with serve(one_fails(answer, "empty", number=0)) as server:
         for repeat in range(REPEATS):
 
             def stop(index: int, result: object, number: int = 1 + repeat % 8) -> None:
                 if index == number:
                     raise PfgenError("enough")
 
-            client = LLMClient(url, "m", cache_path=tmp_path / f"{repeat}.sqlite3")
+            client = LLMClient(server.base_url, "m", cache_path=tmp_path / f"{repeat}.sqlite3")
             outcome = run_within_limit(client, on_result=stop)
             assert isinstance(outcome, PfgenError) and str(outcome) == "enough"

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from openai_server import Behaviour, Reply, serve
 
 import published
 from cli_runner import run_cli
+from pfgen_fast.testing import Reply, serve
 
 QUESTION = "架空の島の天気を教えて。"
 NULL_DEVICE = os.makedev(1, 3)
@@ -134,8 +134,8 @@ KINDS = ["null device", "full device", "fifo", "symlink", "symlink to a symlink"
 @contextlib.contextmanager
 def judge_server() -> Iterator[None]:
     """The judge server of the commands that ask one, in SERVER while the block runs."""
-    with serve(Behaviour(responder=judge)) as url:
-        SERVER["url"] = url
+    with serve(judge) as server:
+        SERVER["url"] = server.base_url
         try:
             yield
         finally:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Behaviour, Reply, serve
 
 import published
 from cli_runner import run_cli
+from pfgen_fast.testing import Reply, serve
 
 FULL = "No space left on device"
 
@@ -61,16 +61,16 @@ def test_lctg_generate_on_a_full_disk(tmp_path: Path) -> None:
     out.mkdir()
     log = out / "generation-replies.jsonl"
     log.symlink_to("/dev/full")
-    with serve(Behaviour(responder=answer)) as base_url:
-        result = run_cli(*generate_args(base_url, out))
+    with serve(answer) as server:
+        result = run_cli(*generate_args(server.base_url, out))
     check_failed_on(result, log)
     assert log.is_symlink() and not (out / "generated_result_v1.jsonl").exists()
 
 
 def test_lctg_generate_on_a_small_filled_tmpfs_keeps_whole_lines(tmp_path: Path) -> None:
     with small_disk(tmp_path / "disk", free_pages=3) as disk:
-        with serve(Behaviour(responder=answer)) as base_url:
-            result = run_cli(*generate_args(base_url, disk))
+        with serve(answer) as server:
+            result = run_cli(*generate_args(server.base_url, disk))
         log = disk / "generation-replies.jsonl"
         check_failed_on(result, log)
         lines = log.read_bytes().splitlines()
@@ -80,8 +80,8 @@ def test_lctg_generate_on_a_small_filled_tmpfs_keeps_whole_lines(tmp_path: Path)
 
 
 def test_lctg_eval_out_on_a_full_disk(tmp_path: Path) -> None:
-    with serve(Behaviour(responder=answer)) as base_url:
-        generated = run_cli(*generate_args(base_url, tmp_path / "gen"))
+    with serve(answer) as server:
+        generated = run_cli(*generate_args(server.base_url, tmp_path / "gen"))
         assert generated.returncode == 0, generated.stderr
         out = tmp_path / "eval"
         out.mkdir()
@@ -90,7 +90,7 @@ def test_lctg_eval_out_on_a_full_disk(tmp_path: Path) -> None:
         result = run_cli(
             "lctg", "eval", "--task", "pros_and_cons", "--data", published.lctg_dir(),
             tmp_path / "gen" / "generated_result_v1.jsonl", "--out", out,
-            "--base-url", base_url, "--judge-model", "judge", "--concurrency", "4",
+            "--base-url", server.base_url, "--judge-model", "judge", "--concurrency", "4",
         )  # fmt: skip
     check_failed_on(result, log)
 
@@ -101,10 +101,10 @@ def test_mm_judge_log_on_a_full_disk(tmp_path: Path) -> None:
     items.write_text(json.dumps(item, ensure_ascii=False) + "\n", "utf-8")
     log = tmp_path / "replies.jsonl"
     log.symlink_to("/dev/full")
-    with serve(Behaviour(responder=lambda path, request: Reply("4"))) as base_url:
+    with serve(lambda path, request: Reply("4")) as server:
         result = run_cli(
             "mm", "score", "--metric", "llm-as-a-judge", items,
-            "--evalmm-dir", published.evalmm_dir(), "--base-url", base_url,
+            "--evalmm-dir", published.evalmm_dir(), "--base-url", server.base_url,
             "--judge-model", "judge", "--judge-log", log,
         )  # fmt: skip
     check_failed_on(result, log)

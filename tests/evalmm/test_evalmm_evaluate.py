@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Behaviour, Reply, serve
 
 from cli_runner import run_cli
 from pfgen_fast.evalmm.data import PUBLISHED
+from pfgen_fast.testing import Reply, serve
 from published import evalmm_dir
 
 # Every file the manifest pins: `mm data fetch` fetches them all.
@@ -67,9 +67,9 @@ def result(tmp_path: Path) -> Path:
 
 
 def test_evaluate_writes_its_format_and_a_leaderboard(result: Path, tmp_path: Path) -> None:
-    with serve(Behaviour(responder=judge)) as url:
+    with serve(judge) as server:
         result_run = run_cli(
-            "mm", "evaluate", str(result), "--base-url", url, "--judge-model", "j",
+            "mm", "evaluate", str(result), "--base-url", server.base_url, "--judge-model", "j",
             "--evalmm-dir", str(evalmm_dir()), "--table", str(tmp_path / "board.csv"), cwd=tmp_path,
         )  # fmt: skip
     # jdocqa's items lack answer_type: reported, the other runs still scored.

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from vlm_server import VLM, serve
 
 from cli_runner import run_cli
 from pfgen_fast.evalmm.images import ORIENTATION, request_part, upright_image
 from pfgen_fast.evalmm.tasks.items import TaskImage
+from pfgen_fast.testing import serve
 
 datasets = pytest.importorskip("datasets")
 import mm_datasets  # noqa: E402
@@ -113,14 +113,14 @@ def test_mm_run_sends_turned_photos_as_the_task_gives_them(tmp_path: Path) -> No
     folder = mm_datasets.write_repo(
         tmp_path / "dataset", {"default": {"test": columns}}, images=("image",)
     )
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
         result = run_cli(
-            "mm", "run", "--task", "ja-vlm-bench-in-the-wild", "--model", "m", "--base-url", url,
-            "--data", folder, "--out", tmp_path / "out", "--inference-only", cwd=tmp_path,
+            "mm", "run", "--task", "ja-vlm-bench-in-the-wild", "--model", "m",
+            "--base-url", vlm.base_url, "--data", folder, "--out", tmp_path / "out",
+            "--inference-only", cwd=tmp_path,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    seen = {request.text.split("：")[0]: request.images for request in vlm.seen}
+    seen = {request.text.split("：")[0]: request.images for request in vlm.received}
     width, height = SIZE
     assert seen["向き1"] == [("image/jpeg", width, height)]
     for orientation in range(2, 5):

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Behaviour, Reply, serve
 
 from cli_runner import run_cli
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.evalmm.metrics.judges import JudgeErrors, heron_aggregate, last_boxed, parse_heron
 from pfgen_fast.evalmm.metrics.scorers import Batch, Options, get_scorer
 from pfgen_fast.evalmm.prompts import system_message
+from pfgen_fast.testing import Reply, StandInServer, serve
 from published import evalmm_dir
 
 PREDICTION = re.compile(r"(?:Prediction|\"model_answer\"|モデルの回答\])\s*:\s*(\S*)")
@@ -48,10 +49,9 @@ def judge(path: str, request: dict[str, Any]) -> Reply:
 
 
 @pytest.fixture()
-def server() -> Any:
-    behaviour = Behaviour(responder=judge)
-    with serve(behaviour) as url:
-        yield url, behaviour
+def server() -> Iterator[StandInServer]:
+    with serve(judge) as stand_in:
+        yield stand_in
 
 
 def run_metric(
@@ -68,8 +68,8 @@ def run_metric(
         client.close()
 
 
-def test_llm_as_a_judge(server: Any) -> None:
-    url, behaviour = server
+def test_llm_as_a_judge(server: StandInServer) -> None:
+    url = server.base_url
     preds = ["good", "fair", "ten", "none", "", "fail"]
     docs = [{"input_text": f"質問{i}"} for i in range(len(preds))]
     scores, aggregate = run_metric("llm-as-a-judge", url, ["正解"] * 6, preds, docs)
@@ -78,7 +78,7 @@ def test_llm_as_a_judge(server: Any) -> None:
         "overall_score": 9 / 5,
         "details": {"llm_as_a_judge": 9 / 5, "judge_errors": 1},
     }
-    asked = [body for _, body in behaviour.received]
+    asked = server.bodies()
     assert len(asked) == 5  # the empty prediction is not sent
     system = {
         "role": "system",
@@ -97,8 +97,8 @@ def test_llm_as_a_judge(server: Any) -> None:
     assert scores[-1] == 0 and aggregate["details"] == {"llm_as_a_judge": 9 / 6}
 
 
-def test_heron_parsing_and_failures(server: Any) -> None:
-    url, _ = server
+def test_heron_parsing_and_failures(server: StandInServer) -> None:
+    url = server.base_url
     preds = ["json", "braces", "nested", "fail"]
     docs = [{"context": "c", "input_text": "q", "category": "conv"} for _ in preds]
     scores, aggregate = run_metric("heron-bench", url, ["ref"] * 4, preds, docs)
@@ -164,20 +164,20 @@ def test_heron_aggregate_spec_cases() -> None:
     assert details["overall_rel"] == pytest.approx(74.012, abs=0.0005)
 
 
-def test_board_vqa(server: Any) -> None:
-    url, behaviour = server
+def test_board_vqa(server: StandInServer) -> None:
+    url = server.base_url
     preds = ["答えは \\boxed{x} いや \\boxed{ yes }", "no", "\\boxed{}", "fail"]
     docs = [{"input_text": "q"} for _ in preds]
     scores, aggregate = run_metric("jawildtext-board-vqa", url, ["a"] * 4, preds, docs)
     assert scores == [1.0, 0.0, 0.0, None]
     assert aggregate == {"overall_score": 1 / 3, "details": {"accuracy": 1 / 3, "judge_errors": 1}}
-    assert len(behaviour.received) == 3
-    assert behaviour.received[0][1]["max_tokens"] == 256
+    assert server.requests_count == 3
+    assert server.received[0].body["max_tokens"] == 256
     assert last_boxed("\\boxed{a{b}c} and \\boxed{d") == "a{b}c"
 
 
-def test_cli_judge_with_log_and_missing_flags(server: Any, tmp_path: Path) -> None:
-    url, _ = server
+def test_cli_judge_with_log_and_missing_flags(server: StandInServer, tmp_path: Path) -> None:
+    url = server.base_url
     source = tmp_path / "in.jsonl"
     lines = [{"ref": "r", "pred": p, "input_text": "q"} for p in ("good", "fair")]
     source.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from batch_faults import PLACES, one_fails, run_to_the_end
-from openai_server import Behaviour, Reply, serve
 from test_evalmm_run import TASK, image_bytes, one_image_task
+
+from pfgen_fast.testing import Reply, serve
 
 
 def describe(path: str, request: dict[str, Any]) -> Reply:
@@ -19,10 +20,10 @@ def describe(path: str, request: dict[str, Any]) -> Reply:
 @pytest.mark.parametrize(("fault", "number"), PLACES)
 def test_mm_run_ends(tmp_path: Path, fault: str, number: int) -> None:
     data = one_image_task(tmp_path / "data", [image_bytes((16, 16), "PNG", i) for i in range(11)])
-    behaviour = Behaviour(responder=one_fails(describe, fault, number))
-    with serve(behaviour) as url:
+    responder = one_fails(describe, fault, number)
+    with serve(responder) as server:
         run_to_the_end(
-            "mm", "run", "--task", TASK, "--model", "org/vlm-1", "--base-url", url,
+            "mm", "run", "--task", TASK, "--model", "org/vlm-1", "--base-url", server.base_url,
             "--data", data, "--out", tmp_path / "out", "--metrics", "rougel", cache=tmp_path,
         )  # fmt: skip
-    assert len(behaviour.received) >= number
+    assert server.requests_count >= number

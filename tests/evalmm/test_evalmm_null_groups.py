@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from vlm_server import VLM, serve
 
 from cli_runner import run_cli
 from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
 from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
+from pfgen_fast.testing import Reply, prompt_text, serve
 from published import EVALMM_SOURCE, require
 
 pytest.importorskip("datasets")
@@ -82,11 +82,10 @@ def test_mm_run_scores_jic_vqa_items_without_a_domain(
         "これは何ですか？": "塔",
         "この食べ物は何ですか？": "寿司",
     }
-    vlm = VLM(answer=lambda text: replies[text])
     out = tmp_path / "out"
-    with serve(vlm) as url:
+    with serve(lambda path, body: Reply(text=replies[prompt_text(body)])) as vlm:
         result = run_cli(
-            "mm", "run", "--task", "jic-vqa", "--model", "m", "--base-url", url,
+            "mm", "run", "--task", "jic-vqa", "--model", "m", "--base-url", vlm.base_url,
             "--data", f"jic-vqa={folder / 'jic_vqa.parquet'}", "--out", out, cwd=tmp_path,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
-from vlm_server import REFUSAL, VLM, serve
 
 import published
 from cli_runner import run_cli
+from pfgen_fast.testing import REFUSAL, Reply, Responder, failing, prompt_text, serve
 
 TASK = "ja-vlm-bench-in-the-wild"
 MULTI = "ja-multi-image-vqa"
@@ -91,6 +92,11 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def answering(answer: Callable[[str], str]) -> Responder:
+    """A responder replying `answer(text)` to a request's text."""
+    return lambda path, body: Reply(text=answer(prompt_text(body)))
+
+
 def mm_run(url: str | list[str], data: Path, out: Path, *extra: Any, task: str = TASK) -> Any:
     urls = [url] if isinstance(url, str) else url
     servers = [part for u in urls for part in ("--base-url", u)]
@@ -114,19 +120,21 @@ def original_result_schema() -> Any:
 def test_run_sends_each_item_as_stored_and_writes_the_original_layout(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", mixed_images(6))
     out = tmp_path / "result"
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
+        url = vlm.base_url
         first = mm_run(url, data, out)
         assert first.returncode == 0, first.stderr
         again = mm_run(url, data, out, "--overwrite")
     assert again.returncode == 0, again.stderr
-    assert len(vlm.seen) == 6  # the re-run asked nothing: every reply came from the cache
+    assert vlm.requests_count == 6  # the re-run asked nothing: every reply came from the cache
     kinds = ["image/png", "image/jpeg", "image/gif", "image/png", "image/webp", "image/png"]
-    assert sorted((s.text, s.images[0]) for s in vlm.seen) == [
+    assert sorted((s.text, s.images[0]) for s in vlm.received) == [
         (f"質問{i}：何が見えますか。", (kinds[i], 64 + i, 48)) for i in range(6)
     ]
-    assert all(s.params == {"max_tokens": 256, "temperature": 0.0, "top_p": 1.0} for s in vlm.seen)
-    assert all(s.model == "org/vlm-1" and s.detail == [None] for s in vlm.seen)
+    assert all(
+        s.params == {"max_tokens": 256, "temperature": 0.0, "top_p": 1.0} for s in vlm.received
+    )
+    assert all(s.model == "org/vlm-1" and s.detail == [None] for s in vlm.received)
     folder = out / TASK / "org" / "vlm-1"
     predictions = lines(folder / "prediction.jsonl")
     assert [p["question_id"] for p in predictions] == [str(i) for i in range(6)]
@@ -159,13 +167,13 @@ def test_run_sends_each_item_as_stored_and_writes_the_original_layout(tmp_path: 
 
 def test_image_formats_png_and_jpeg_as_the_original_adapter(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", mixed_images(3))
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
+        url = vlm.base_url
         jpeg = mm_run(url, data, tmp_path / "a", "--image-format", "jpeg", "--max-tokens", "9")
         png = mm_run(url, data, tmp_path / "b", "--image-format", "png", "--temperature", "0.5")
     assert jpeg.returncode == 0 and png.returncode == 0, jpeg.stderr + png.stderr
-    by_format = {s.images[0][0]: [] for s in vlm.seen}
-    for seen in vlm.seen:
+    by_format = {s.images[0][0]: [] for s in vlm.received}
+    for seen in vlm.received:
         by_format[seen.images[0][0]].append(seen)
     assert sorted(by_format) == ["image/jpeg", "image/png"]
     assert all(
@@ -177,11 +185,11 @@ def test_image_formats_png_and_jpeg_as_the_original_adapter(tmp_path: Path) -> N
 
 def test_several_images_go_in_order_after_the_text(tmp_path: Path) -> None:
     data = multi_image_task(tmp_path / "data", [2, 3, 1])
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
+        url = vlm.base_url
         done = mm_run(url, data, tmp_path / "result", task=MULTI)
     assert done.returncode == 0, done.stderr
-    seen = {s.text: s.images for s in vlm.seen}
+    seen = {s.text: s.images for s in vlm.received}
     assert seen["比べて1"] == [("image/png", 40, 31), ("image/png", 50, 31), ("image/png", 60, 31)]
     assert len(seen["比べて0"]) == 2 and len(seen["比べて2"]) == 1
 
@@ -189,8 +197,8 @@ def test_several_images_go_in_order_after_the_text(tmp_path: Path) -> None:
 def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", [image_bytes((32, 32), "PNG", i) for i in range(30)])
     out = tmp_path / "result"
-    vlm = VLM(answer=lambda text: time.sleep(0.1) or f"返事 {text}")
-    with serve(vlm) as url:
+    with serve(answering(lambda text: time.sleep(0.1) or f"返事 {text}")) as vlm:
+        url = vlm.base_url
         command = [
             sys.executable, "-m", "pfgen_fast", "mm", "run", "--task", TASK, "--model", "org/vlm-1",
             "--base-url", url, "--data", str(data), "--out", str(out), "--metrics", "rougel",
@@ -198,15 +206,15 @@ def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
         ]  # fmt: skip
         process = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
-        while len(vlm.seen) < 10 and time.monotonic() < deadline:
+        while vlm.requests_count < 10 and time.monotonic() < deadline:
             time.sleep(0.02)
         process.send_signal(signal.SIGKILL)
         process.communicate()
-        asked_before = len(vlm.seen)
+        asked_before = vlm.requests_count
         assert asked_before < 30
         resumed = mm_run(url, data, out, "--concurrency", "2")
     assert resumed.returncode == 0, resumed.stderr
-    texts = vlm.texts()
+    texts = [request.text for request in vlm.received]
     assert sorted(set(texts)) == sorted(f"質問{i}：何が見えますか。" for i in range(30))
     # Only the requests in flight at the kill (at most one per connection) are asked twice.
     assert len(texts) <= 30 + 2
@@ -219,20 +227,25 @@ def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
 
 def test_two_servers_share_the_work_and_a_failing_one_is_avoided(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", [image_bytes((20, 20), "PNG", i) for i in range(24)])
-    first, second, broken = VLM(answer=lambda t: time.sleep(0.02) or "a"), VLM(), VLM(fail=True)
-    with serve(first) as one, serve(second) as two, serve(broken) as bad:
-        shared = mm_run([one, two], data, tmp_path / "a", "--concurrency", "2")
+    slow_a = answering(lambda t: time.sleep(0.02) or "a")
+    with serve(slow_a) as first, serve() as second, serve(failing("http-500")) as broken:
+        bad = broken.base_url
+        shared = mm_run(
+            [first.base_url, second.base_url], data, tmp_path / "a", "--concurrency", "2"
+        )
         assert shared.returncode == 0, shared.stderr
-        assert len(first.seen) + len(second.seen) == 24
-        assert first.seen and second.seen
-        again = VLM()
-        with serve(again) as good:
+        assert first.requests_count + second.requests_count == 24
+        assert first.received and second.received
+        with serve() as again:
+            good = again.base_url
             failover = mm_run([bad, good], data, tmp_path / "b", "--max-retries", "0",
                               "--no-cache", "--concurrency", "2")  # fmt: skip
     assert failover.returncode == 0, failover.stderr
-    assert sorted(set(again.texts())) == sorted(f"質問{i}：何が見えますか。" for i in range(24))
+    assert sorted({request.text for request in again.received}) == sorted(
+        f"質問{i}：何が見えますか。" for i in range(24)
+    )
     # Down after three failures in a row, with at most one more in flight per connection.
-    assert 3 <= len(broken.seen) <= 5
+    assert 3 <= broken.requests_count <= 5
     predictions = lines(tmp_path / "b" / TASK / "org" / "vlm-1" / "prediction.jsonl")
     assert all(p["text"] for p in predictions)
 
@@ -240,8 +253,8 @@ def test_two_servers_share_the_work_and_a_failing_one_is_avoided(tmp_path: Path)
 def test_inference_only_then_scoring_reuses_the_predictions(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", mixed_images(4))
     out = tmp_path / "result"
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
+        url = vlm.base_url
         inference = mm_run(url, data, out, "--inference-only")
         assert inference.returncode == 0, inference.stderr
         folder = out / TASK / "org" / "vlm-1"
@@ -252,7 +265,7 @@ def test_inference_only_then_scoring_reuses_the_predictions(tmp_path: Path) -> N
         assert json.loads((folder / "manifest.json").read_text())["metrics"] == []
         scored = mm_run(url, data, out)
     assert scored.returncode == 0, scored.stderr
-    assert len(vlm.seen) == 4
+    assert vlm.requests_count == 4
     assert "reusing" in scored.stderr
     assert "rougel" in lines(folder / "prediction.jsonl")[0]
     assert json.loads((folder / "evaluation.jsonl").read_text())["rougel"]["overall_score"] >= 0
@@ -275,7 +288,8 @@ def test_unknown_task_lists_the_tasks(tmp_path: Path) -> None:
 def test_dataset_folder_without_split_or_column(tmp_path: Path) -> None:
     no_split = one_image_task(tmp_path / "train-only", mixed_images(2), split="train")
     no_column = write_dataset(tmp_path / "no-answer", "test", {"question": pa.array(["q"])})
-    with serve(VLM()) as url:
+    with serve() as server:
+        url = server.base_url
         split = one_line_error(mm_run(url, no_split, tmp_path / "r"))
         column = one_line_error(mm_run(url, no_column, tmp_path / "r"))
     assert "README.md" in split and "'test'" in split
@@ -288,7 +302,8 @@ def test_undecodable_images_are_item_errors_then_past_ten_percent_a_stop(tmp_pat
     one_bad = one_image_task(tmp_path / "one", [*good[:7], corrupt, *good[8:]])
     many_bad = one_image_task(tmp_path / "many", [corrupt if i % 4 == 0 else g for i, g in
                                                    enumerate(good)])  # fmt: skip
-    with serve(VLM()) as url:
+    with serve() as server:
+        url = server.base_url
         survived = mm_run(url, one_bad, tmp_path / "a")
         stopped = mm_run(url, many_bad, tmp_path / "b")
     # Written whole, then exit 1: an item failed.
@@ -308,11 +323,11 @@ def test_undecodable_images_are_item_errors_then_past_ten_percent_a_stop(tmp_pat
 
 def test_a_server_refusing_images_or_unreachable_stops_at_once(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", mixed_images(5))
-    refusing = VLM(refuse_images=True)
-    with serve(refusing) as url:
+    with serve(refuse_images=True) as refusing:
+        url = refusing.base_url
         refused = mm_run(url, data, tmp_path / "a")
     assert "HTTP 400" in one_line_error(refused) and REFUSAL in refused.stderr
-    assert len(refusing.seen) <= 8
+    assert refusing.requests_count <= 8
     down = mm_run("http://127.0.0.1:9/v1", data, tmp_path / "b", "--max-retries", "0",
                   "--concurrency", "1")  # fmt: skip
     assert "127.0.0.1:9/v1: the server looks down" in one_line_error(down)
@@ -376,8 +391,8 @@ def test_mecha_ja_rotated_choices_are_scored_per_rotation(tmp_path: Path) -> Non
     import mm_datasets
 
     data = mm_datasets.mecha_ja(tmp_path / "mecha")
-    vlm = VLM(answer=lambda text: "B")
-    with serve(vlm) as url:
+    with serve(answering(lambda text: "B")) as vlm:
+        url = vlm.base_url
         done = run_cli(
             "mm", "run", "--task", "mecha-ja", "--model", "m", "--base-url", url,
             "--data", data, "--out", tmp_path / "result", "--rotate-choices",
@@ -399,8 +414,8 @@ def test_missing_llm_jp_eval_mm_files_are_one_line(tmp_path: Path) -> None:
 
     data = mm_datasets.ai2d(tmp_path / "ai2d")
     cache = tmp_path / "empty-cache"
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
+        url = vlm.base_url
         result = run_cli(
             "mm", "run", "--task", "ai2d", "--model", "m", "--base-url", url, "--data", data,
             "--out", tmp_path / "r", cwd=tmp_path,
@@ -411,7 +426,7 @@ def test_missing_llm_jp_eval_mm_files_are_one_line(tmp_path: Path) -> None:
         message
     )
     assert "python -m pfgen_fast mm data fetch" in message
-    assert not vlm.seen
+    assert not vlm.received
 
 
 def test_a_changed_task_file_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -426,19 +441,19 @@ def test_a_changed_task_file_is_refused_in_one_line(tmp_path: Path) -> None:
     changed[-1] ^= 1  # one bit of its last byte
     task_file.write_bytes(bytes(changed))
     data = mm_datasets.ai2d(tmp_path / "ai2d")
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
+        url = vlm.base_url
         result = mm_run(url, data, tmp_path / "r", "--evalmm-dir", copy, task="ai2d")
     message = one_line_error(result)
     assert f"{task_file} does not match llm-jp-eval-mm at the pinned commit" in message
     assert "SHA-256" in message
-    assert not vlm.seen
+    assert not vlm.received
 
 
 def test_default_metrics_with_a_judge_on_its_own_server(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", mixed_images(3))
-    model, judge = VLM(), VLM(answer=lambda text: "4")
-    with serve(model) as url, serve(judge) as judge_url:
+    with serve() as model, serve(answering(lambda text: "4")) as judge:
+        url, judge_url = model.base_url, judge.base_url
         without = run_cli("mm", "run", "--task", TASK, "--model", "m", "--base-url", url,
                           "--data", data, "--out", tmp_path / "r", cwd=tmp_path)  # fmt: skip
         done = run_cli(
@@ -448,8 +463,8 @@ def test_default_metrics_with_a_judge_on_its_own_server(tmp_path: Path) -> None:
         )  # fmt: skip
     assert "--judge-base-url and --judge-model" in one_line_error(without)
     assert done.returncode == 0, done.stderr
-    assert len(model.seen) == 3 and len(judge.seen) == 3
-    assert all(s.model == "judge" and not s.images for s in judge.seen)
+    assert model.requests_count == 3 and judge.requests_count == 3
+    assert all(s.model == "judge" and not s.images for s in judge.received)
     evaluation = json.loads((tmp_path / "r" / TASK / "m" / "evaluation.jsonl").read_text())
     assert list(evaluation) == ["llm-as-a-judge", "rougel"]
     assert evaluation["llm-as-a-judge"]["overall_score"] == 4.0

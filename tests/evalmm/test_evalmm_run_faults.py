@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 from test_evalmm_run import (
     TASK,
+    answering,
     image_bytes,
     lines,
     mm_run,
@@ -23,10 +24,10 @@ from test_evalmm_run import (
     one_line_error,
     original_result_schema,
 )
-from vlm_server import VLM, serve
 
 import published
 from cli_runner import run_cli
+from pfgen_fast.testing import Reply, prompt_text, serve
 
 BUG = "This is a bug"
 FOLDER = Path(TASK) / "org" / "vlm-1"
@@ -47,11 +48,10 @@ def test_out_that_is_a_file_or_under_a_file_asks_nothing(tmp_path: Path) -> None
     data = one_image_task(tmp_path / "data", good_images(2))
     blocker = tmp_path / "file"
     blocker.write_text("mine\n")
-    vlm = VLM()
-    with serve(vlm) as url:
-        is_file = mm_run(url, data, blocker)
+    with serve() as vlm:
+        is_file = mm_run(vlm.base_url, data, blocker)
         through = run_cli(
-            "mm", "run", "--task", TASK, "--model", "org/vlm-1", "--base-url", url,
+            "mm", "run", "--task", TASK, "--model", "org/vlm-1", "--base-url", vlm.base_url,
             "--data", data, "--out", blocker / "deeper", "--metrics", "rougel", cwd=tmp_path,
         )  # fmt: skip
     folder = blocker / TASK / "org" / "vlm-1"
@@ -62,20 +62,19 @@ def test_out_that_is_a_file_or_under_a_file_asks_nothing(tmp_path: Path) -> None
     assert one_line_error(through) == (
         f"error: {deeper}: cannot write the results there: {blocker} is not a folder"
     )
-    assert not vlm.seen and blocker.read_text() == "mine\n"
+    assert not vlm.received and blocker.read_text() == "mine\n"
     no_bug(is_file)
 
 
 def test_a_metric_whose_field_the_task_lacks_asks_nothing(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", good_images(2))
-    vlm = VLM()
-    with serve(vlm) as url:
-        result = mm_run(url, data, tmp_path / "r", "--metrics", "rougel", "jdocqa")
+    with serve() as vlm:
+        result = mm_run(vlm.base_url, data, tmp_path / "r", "--metrics", "rougel", "jdocqa")
     assert one_line_error(result) == (
         f"error: {TASK}: item 1 (question_id '0'): field \"answer_type\": missing "
         "(metric jdocqa needs it)"
     )
-    assert not vlm.seen
+    assert not vlm.received
     no_bug(result)
 
 
@@ -83,29 +82,27 @@ def test_a_judged_metric_without_its_prompt_file_asks_nothing(tmp_path: Path) ->
     data = one_image_task(tmp_path / "data", good_images(2))
     empty = tmp_path / "no-evalmm"
     empty.mkdir()
-    model, judge = VLM(), VLM()
-    with serve(model) as url, serve(judge) as judge_url:
+    with serve() as model, serve() as judge:
         result = mm_run(
-            url, data, tmp_path / "r", "--metrics", "llm-as-a-judge", "--judge-model", "j",
-            "--judge-base-url", judge_url, "--evalmm-dir", empty,
+            model.base_url, data, tmp_path / "r", "--metrics", "llm-as-a-judge",
+            "--judge-model", "j", "--judge-base-url", judge.base_url, "--evalmm-dir", empty,
         )  # fmt: skip
     message = one_line_error(result)
     assert "llm_as_a_judge_scorer.py not found" in message and str(empty) in message
-    assert not model.seen and not judge.seen
+    assert not model.received and not judge.received
     no_bug(result)
 
 
 def test_an_empty_data_folder_names_the_folder_and_what_it_looked_for(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    vlm = VLM()
-    with serve(vlm) as url:
-        result = mm_run(url, empty, tmp_path / "r")
+    with serve() as vlm:
+        result = mm_run(vlm.base_url, empty, tmp_path / "r")
     assert one_line_error(result) == (
         f"error: {empty} (no README.md: splits from the names of its parquet files): config "
         "'default' has no split 'test' (none)"
     )
-    assert not vlm.seen
+    assert not vlm.received
     no_bug(result)
 
 
@@ -124,12 +121,11 @@ def test_bomb_and_empty_images_fail_their_items_only_and_the_run_exits_1(tmp_pat
     images[3] = decompression_bomb()
     images[11] = b""
     data = one_image_task(tmp_path / "data", images)
-    vlm = VLM()
-    with serve(vlm) as url:
-        result = mm_run(url, data, tmp_path / "r")
+    with serve() as vlm:
+        result = mm_run(vlm.base_url, data, tmp_path / "r")
     assert result.returncode == 1, result.stderr
     no_bug(result)
-    assert len(vlm.seen) == 28
+    assert len(vlm.received) == 28
     folder = tmp_path / "r" / FOLDER
     errors = lines(folder / "error_message.jsonl")
     assert errors[0]["question_id"] == "3"
@@ -149,9 +145,8 @@ def test_a_damaged_row_group_is_one_line_naming_the_file(tmp_path: Path) -> None
     damaged = bytearray(file.read_bytes())
     damaged[offset : offset + 16] = b"\xff" * 16  # the page header of the second row group
     file.write_bytes(bytes(damaged))
-    vlm = VLM()
-    with serve(vlm) as url:
-        result = mm_run(url, data, tmp_path / "r")
+    with serve() as vlm:
+        result = mm_run(vlm.base_url, data, tmp_path / "r")
     message = one_line_error(result)
     assert message.startswith(f"error: {file}: row group 2 of 2 cannot be read (")
     no_bug(result)
@@ -168,14 +163,13 @@ def test_a_model_named_by_a_path_gets_its_own_folder(
     tmp_path: Path, model: str, folder: str
 ) -> None:
     data = one_image_task(tmp_path / "data", good_images(2))
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
         result = run_cli(
-            "mm", "run", "--task", TASK, "--model", model, "--base-url", url, "--data", data,
-            "--out", tmp_path / "r", "--metrics", "rougel", cwd=tmp_path,
+            "mm", "run", "--task", TASK, "--model", model, "--base-url", vlm.base_url,
+            "--data", data, "--out", tmp_path / "r", "--metrics", "rougel", cwd=tmp_path,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert {seen.model for seen in vlm.seen} == {model}
+    assert {seen.model for seen in vlm.received} == {model}
     manifest = json.loads((tmp_path / "r" / TASK / folder / "manifest.json").read_text())
     assert manifest["model_id"] == model
     board = run_cli("mm", "leaderboard", tmp_path / "r")
@@ -194,34 +188,30 @@ def test_model_folder_rule() -> None:
 # Reasoning models.
 
 
-def reasoning_choice(text: str) -> dict[str, Any]:
+def reasoning_replies(path: str, body: dict[str, Any]) -> Reply:
     """Items 0-2 reason; the others answer plainly."""
-    number = int(text.removeprefix("質問").split("：")[0])
+    number = int(prompt_text(body).removeprefix("質問").split("：")[0])
     if number > 2:
-        return {"message": {"role": "assistant", "content": "答"}, "finish_reason": "stop"}
+        return Reply(text="答")
     if number == 0:  # reasoning apart, then the answer
-        message = {"role": "assistant", "content": "猫", "reasoning_content": "考える"}
-        return {"message": message, "finish_reason": "stop"}
+        return Reply(text="猫", reasoning="考える")
     if number == 1:  # reasoning in the content
-        message = {"role": "assistant", "content": "<think>考える</think>\n犬"}
-        return {"message": message, "finish_reason": "stop"}
+        return Reply(text="<think>考える</think>\n犬")
     # cut at max_tokens inside the reasoning
-    message = {"role": "assistant", "content": "", "reasoning_content": "考え続け"}
-    return {"message": message, "finish_reason": "length"}
+    return Reply(text="", reasoning="考え続け", finish_reason="length")
 
 
 def test_reasoning_apart_stripped_and_cut_at_max_tokens(tmp_path: Path) -> None:
     images = good_images(20)
     data = one_image_task(tmp_path / "data", images)
-    vlm = VLM(choice=reasoning_choice)
-    with serve(vlm) as url:
+    with serve(reasoning_replies) as vlm:
         result = mm_run(
-            url, data, tmp_path / "r", "--strip-reasoning",
+            vlm.base_url, data, tmp_path / "r", "--strip-reasoning",
             "--extra-body", '{"chat_template_kwargs": {"enable_thinking": true}}',
         )  # fmt: skip
     assert result.returncode == 1, result.stderr
     no_bug(result)
-    assert all(s.params["chat_template_kwargs"] == {"enable_thinking": True} for s in vlm.seen)
+    assert all(s.params["chat_template_kwargs"] == {"enable_thinking": True} for s in vlm.received)
     folder = tmp_path / "r" / FOLDER
     predictions = lines(folder / "prediction.jsonl")
     assert predictions[0]["text"] == "猫" and predictions[0]["reasoning"] == "考える"
@@ -240,28 +230,27 @@ def test_reasoning_apart_stripped_and_cut_at_max_tokens(tmp_path: Path) -> None:
 # The judges.
 
 
-def judge_choice(text: str) -> dict[str, Any]:
+def judge_replies(path: str, body: dict[str, Any]) -> Reply:
+    text = prompt_text(body)
     if "答0" in text:  # reasoning holding a digit, then the score
-        content = "<think>5 かな</think>3"
-        return {"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        return Reply(text="<think>5 かな</think>3")
     if "答1" in text:  # cut inside its reasoning
-        content = "<think>まだ考えて"
-        return {"message": {"role": "assistant", "content": content}, "finish_reason": "length"}
-    return {"message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}
+        return Reply(text="<think>まだ考えて", finish_reason="length")
+    return Reply(text="4")
 
 
 def test_judge_max_tokens_reasoning_and_a_cut_reply(tmp_path: Path) -> None:
     data = one_image_task(tmp_path / "data", good_images(3))
-    model, judge = VLM(answer=lambda text: "答" + text[2]), VLM(choice=judge_choice)
-    with serve(model) as url, serve(judge) as judge_url:
+    answer = answering(lambda text: "答" + text[2])
+    with serve(answer) as model, serve(judge_replies) as judge:
         result = mm_run(
-            url, data, tmp_path / "r", "--metrics", "llm-as-a-judge", "--judge-model", "j",
-            "--judge-base-url", judge_url, "--evalmm-dir", published.evalmm_dir(),
-            "--judge-max-tokens", "77",
+            model.base_url, data, tmp_path / "r", "--metrics", "llm-as-a-judge",
+            "--judge-model", "j", "--judge-base-url", judge.base_url,
+            "--evalmm-dir", published.evalmm_dir(), "--judge-max-tokens", "77",
         )  # fmt: skip
     assert result.returncode == 1, result.stderr
     no_bug(result)
-    assert {s.params["max_tokens"] for s in judge.seen} == {77} and len(judge.seen) == 3
+    assert {s.params["max_tokens"] for s in judge.received} == {77} and len(judge.received) == 3
     folder = tmp_path / "r" / FOLDER
     predictions = lines(folder / "prediction.jsonl")
     assert [p["llm-as-a-judge"] for p in predictions] == [3, None, 4]
@@ -272,7 +261,7 @@ def test_judge_max_tokens_reasoning_and_a_cut_reply(tmp_path: Path) -> None:
     assert evaluation["overall_score"] == 3.5 and evaluation["details"]["judge_errors"] == 1
     info = json.loads((folder / "run_info.json").read_text())
     assert info["judge"] == {
-        "model": "j", "base_url": judge_url, "max_tokens": {"llm-as-a-judge": 77}
+        "model": "j", "base_url": judge.base_url, "max_tokens": {"llm-as-a-judge": 77}
     }  # fmt: skip
     assert "error: 1 items got no verdict from the judge" in result.stderr
 
@@ -284,16 +273,15 @@ def test_mm_score_judge_default_max_tokens_and_strip_reasoning(tmp_path: Path) -
         {"ref": "犬", "pred": "犬", "input_text": "何？"},
     ]
     items.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-    judge = VLM(answer=lambda text: "5")
-    with serve(judge) as url:
+    with serve(answering(lambda text: "5")) as judge:
         result = run_cli(
-            "mm", "score", items, "--metric", "llm-as-a-judge", "--base-url", url,
+            "mm", "score", items, "--metric", "llm-as-a-judge", "--base-url", judge.base_url,
             "--judge-model", "j", "--evalmm-dir", published.evalmm_dir(), "--strip-reasoning",
             "--no-cache", "-o", tmp_path / "scored.jsonl",
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert {s.params["max_tokens"] for s in judge.seen} == {1024}
-    assert "<think>" not in "".join(s.text for s in judge.seen)
+    assert {s.params["max_tokens"] for s in judge.received} == {1024}
+    assert "<think>" not in "".join(s.text for s in judge.received)
     assert lines(tmp_path / "scored.jsonl")[0]["pred"] == "猫です"
 
 
@@ -309,11 +297,11 @@ def test_run_info_of_a_local_copy_says_what_the_copy_says(tmp_path: Path) -> Non
     (records / "test-00000-of-00001.parquet.metadata").write_text(f"{commit}\netag\n1.0\n")
     snapshot = one_image_task(tmp_path / "hub" / "snapshots" / ("f" * 40), good_images(1))
     infos = []
-    with serve(VLM()) as url:
+    with serve() as vlm:
         for name, data in (("a", plain), ("b", downloaded), ("c", snapshot)):
             relative = Path("..") / data.relative_to(tmp_path)
             (tmp_path / name).mkdir()
-            result = mm_run(url, relative, tmp_path / name / "r")
+            result = mm_run(vlm.base_url, relative, tmp_path / name / "r")
             assert result.returncode == 0, result.stderr
             infos.append(json.loads((tmp_path / name / "r" / FOLDER / "run_info.json").read_text()))
     assert [info["dataset_revision"] for info in infos] == [None, commit, "f" * 40]
@@ -375,10 +363,9 @@ def test_help_texts_say_mm_runs_models() -> None:
 def test_an_unreachable_hub_is_one_line_without_the_hub_librarys_retries(tmp_path: Path) -> None:
     """The Hub at a closed port of 127.0.0.1: the Hub library retries, silently."""
     pytest.importorskip("datasets")
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
         result = run_cli(
-            "mm", "run", "--task", TASK, "--model", "m", "--base-url", url, "--out",
+            "mm", "run", "--task", TASK, "--model", "m", "--base-url", vlm.base_url, "--out",
             tmp_path / "r", "--metrics", "rougel", cwd=tmp_path,
             env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")},
         )  # fmt: skip
@@ -387,5 +374,5 @@ def test_an_unreachable_hub_is_one_line_without_the_hub_librarys_retries(tmp_pat
     ]
     message = one_line_error(result)
     assert message.startswith(f"error: {TASK}: cannot load SakanaAI/JA-VLM-Bench-In-the-Wild ")
-    assert not vlm.seen
+    assert not vlm.received
     no_bug(result)

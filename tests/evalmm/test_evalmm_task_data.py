@@ -14,6 +14,7 @@ import pytest
 from cli_runner import run_cli
 from pfgen_fast.common.errors import DataError, PfgenError
 from pfgen_fast.evalmm import tasks
+from pfgen_fast.testing import serve
 from published import evalmm_dir
 
 pytest.importorskip("datasets")
@@ -84,21 +85,18 @@ def test_the_synthetic_copies_hold_what_mm_tasks_says(name: str, tmp_path: Path)
 def test_mm_run_without_jic_vqa_data_says_what_it_needs_before_any_request(
     tmp_path: Path,
 ) -> None:
-    from vlm_server import VLM, serve
-
     first = mm_datasets.ja_vlm_bench_in_the_wild(tmp_path / "first")
-    vlm = VLM()
-    with serve(vlm) as url:
+    with serve() as vlm:
         result = run_cli(
             "mm", "run", "--task", "ja-vlm-bench-in-the-wild", "--task", "jic-vqa", "--model",
-            "m", "--base-url", url, "--data", f"ja-vlm-bench-in-the-wild={first}",
+            "m", "--base-url", vlm.base_url, "--data", f"ja-vlm-bench-in-the-wild={first}",
             "--inference-only", "--out", tmp_path / "out", cwd=tmp_path,
         )  # fmt: skip
         missing_config = run_cli(
-            "mm", "run", "--task", "mmmlu", "--model", "m", "--base-url", url, "--data", first,
-            "--inference-only", "--out", tmp_path / "out", cwd=tmp_path,
+            "mm", "run", "--task", "mmmlu", "--model", "m", "--base-url", vlm.base_url,
+            "--data", first, "--inference-only", "--out", tmp_path / "out", cwd=tmp_path,
         )  # fmt: skip
-    assert result.returncode == 1 and vlm.seen == []
+    assert result.returncode == 1 and vlm.received == []
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         "error: jic-vqa: dataset/jic_vqa.parquet not found (no --data jic-vqa=PATH given); "

@@ -8,16 +8,17 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from judge_reference import spec_order, spec_pair
-from judge_server import ANSWER, ScriptedJudge
-from openai_server import Behaviour, Reply, serve
+from scripted_judge import ANSWER, ScriptedJudge
 
 from pfgen_fast.cli import main
 from pfgen_fast.common.llm import LLMError
+from pfgen_fast.testing import Reply, Responder, StandInServer, serve
 
 PAIRS = [
     ("甲の回答です。", "乙の回答です。"),
@@ -25,7 +26,6 @@ PAIRS = [
     ("戊。", "己。"),
 ]
 FAULTY = "問題の回答です。"  # the answer of the item the server mistreats
-Responder = Callable[[str, dict[str, Any]], Reply]
 
 
 def write_items(path: Path) -> Path:
@@ -55,21 +55,20 @@ def messages(err: str) -> list[str]:
 
 def run_judge(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, responder: Responder, *args: str
-) -> tuple[int, dict[str, Any], list[str], Behaviour]:
-    behaviour = Behaviour(responder=responder)
+) -> tuple[int, dict[str, Any], list[str], StandInServer]:
     items = write_items(tmp_path / "items.jsonl")
     out = tmp_path / "out"
-    with serve(behaviour) as url:
+    with serve(responder) as server:
         code = main(
-            ["judge", "pairwise", str(items), "--base-url", url, "--judge-model", "judge-1"]
-            + ["--out", str(out), "--json", "--max-retries", "0", *args]
+            ["judge", "pairwise", str(items), "--base-url", server.base_url]
+            + ["--judge-model", "judge-1", "--out", str(out), "--json", "--max-retries", "0", *args]
         )
     captured = capsys.readouterr()
     result = json.loads(captured.out)
     written = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     assert written == result["items"]
     assert json.loads((out / "summary.json").read_text()) == result["summary"]
-    return code, result, messages(captured.err), behaviour
+    return code, result, messages(captured.err), server
 
 
 def errors(result: dict[str, Any]) -> dict[str, str]:
@@ -82,7 +81,7 @@ def test_a_reply_the_server_cuts_is_reported_as_cut(
     """A server that ignores max_tokens and writes until its context is full."""
     endless = [("理由を述べると", -0.1, [("理由を述べると", -0.1)])] * 300
     cut = Reply(text="理由を述べると" * 300, logprobs=endless, finish_reason="length")
-    code, result, err, behaviour = run_judge(
+    code, result, err, server = run_judge(
         capsys, tmp_path, faulty(ScriptedJudge(), lambda _: cut), "--max-tokens", "300"
     )
     assert code == 1
@@ -93,15 +92,15 @@ def test_a_reply_the_server_cuts_is_reported_as_cut(
     assert (summary["items"], summary["judged"], summary["errors"]) == (4, 3, 1)
     assert summary["settings"]["max_tokens"] == 300
     assert summary["settings"]["extra_body"] == {}
-    assert {body["max_tokens"] for _, body in behaviour.received} == {300}
+    assert {body["max_tokens"] for body in server.bodies()} == {300}
 
 
 def test_the_default_bound_is_sent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, result, _, behaviour = run_judge(
+    code, result, _, server = run_judge(
         capsys, tmp_path, ScriptedJudge(), "--criteria", "--extra-body", '{"top_k": 20}'
     )
     assert code == 0
-    bodies = [body for _, body in behaviour.received]
+    bodies = server.bodies()
     assert {body["max_tokens"] for body in bodies} == {2048}
     assert {body["top_k"] for body in bodies} == {20}
     settings = result["summary"]["settings"]
@@ -171,8 +170,7 @@ def reasoning_first(judge: ScriptedJudge, apart: bool) -> Responder:
         if reply.logprobs is None or not reply.text:
             return reply
         if apart:
-            reply.reasoning = "AとBを比べると、Cかもしれない。"
-            return reply
+            return replace(reply, reasoning="AとBを比べると、Cかもしれない。")
         thought = [
             ("<think>", -0.1, [("<think>", -0.1)]),
             ("A", -0.1, [("A", -0.1), ("B", -2.0), ("C", -3.0)]),
@@ -181,9 +179,8 @@ def reasoning_first(judge: ScriptedJudge, apart: bool) -> Responder:
             ("think>", -0.1, [("think>", -0.1)]),
             ("\n\n", -0.1, [("\n\n", -0.1)]),
         ]
-        reply.logprobs = thought + reply.logprobs
-        reply.text = "".join(token for token, _, _ in reply.logprobs)
-        return reply
+        logprobs = thought + reply.logprobs
+        return replace(reply, logprobs=logprobs, text="".join(t for t, _, _ in logprobs))
 
     return respond
 
@@ -245,15 +242,14 @@ def test_the_outputs_are_checked_before_the_first_call(
 ) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    behaviour = Behaviour(responder=ScriptedJudge())
     items = write_items(tmp_path / "items.jsonl")
-    with serve(behaviour) as url:
+    with serve(ScriptedJudge()) as server:
         for out in (blocker, blocker / "out"):
             code = main(
-                ["judge", "pairwise", str(items), "--out", str(out), "--base-url", url]
+                ["judge", "pairwise", str(items), "--out", str(out), "--base-url", server.base_url]
                 + ["--judge-model", "judge-1"]
             )
             err = capsys.readouterr().err
             assert code == 1 and err.startswith(f"error: {out}: cannot write: ")
             assert len(err.splitlines()) == 1
-    assert behaviour.received == []
+    assert server.received == []

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from judge_reference import spec_concordance, spec_fleiss, spec_order, spec_pair
-from judge_server import ScriptedJudge
-from openai_server import Behaviour, serve
+from scripted_judge import ScriptedJudge
 
 from pfgen_fast.cli import main
+from pfgen_fast.testing import serve
 
 FIGURE_1 = ("甲の回答です。", "乙の回答です。")
 C_MISSING = ("丙の回答です。", "丁の回答です。")
@@ -80,10 +80,11 @@ def test_verdicts_match_reference(
 ) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
     judge = ScriptedJudge(SCRIPT)
-    behaviour = Behaviour(responder=judge)
     extra = ["--criteria"] if criteria else []
-    with serve(behaviour) as url:
-        code, out, err = judge_cli(capsys, url, str(items), "--prompt", prompt, "--json", *extra)
+    with serve(judge) as server:
+        code, out, err = judge_cli(
+            capsys, server.base_url, str(items), "--prompt", prompt, "--json", *extra
+        )
     assert (code, err) == (0, "")
     result = json.loads(out)
     reasoning = prompt == "reason-then-result"
@@ -117,12 +118,12 @@ def test_verdicts_match_reference(
     # two orders per item, criteria once per question, with the paper's parameters
     assert judge.judged == 2 * len(labels)
     assert judge.criteria == (2 if criteria else 0)
-    bodies = [body for _, body in behaviour.received if "logprobs" in body]
+    bodies = [body for body in server.bodies() if "logprobs" in body]
     assert len(bodies) == 2 * len(labels)
     for body in bodies:
         assert (body["logprobs"], body["top_logprobs"], body["temperature"]) == (True, 20, 0)
         assert body["max_tokens"] == (2048 if reasoning else 1)
-    assert summary["usage"]["calls"] == len(behaviour.received)
+    assert summary["usage"]["calls"] == server.requests_count
     # the measures per task, as the paper's columns
     writing = summary["by_task"]["文章作成"]
     assert (writing["items"], summary["by_task"]["要約"]["items"]) == (2, 3)
@@ -135,25 +136,26 @@ def test_verdicts_match_reference(
 
 def test_second_run_makes_no_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
-    behaviour = Behaviour(responder=ScriptedJudge(SCRIPT))
-    with serve(behaviour) as url:
-        first = judge_cli(capsys, url, str(items), "--criteria", "--json")
-        calls = len(behaviour.received)
-        second = judge_cli(capsys, url, str(items), "--criteria", "--json")
-        assert len(behaviour.received) == calls
+    with serve(ScriptedJudge(SCRIPT)) as server:
+        first = judge_cli(capsys, server.base_url, str(items), "--criteria", "--json")
+        calls = server.requests_count
+        second = judge_cli(capsys, server.base_url, str(items), "--criteria", "--json")
+        assert server.requests_count == calls
     first_result, second_result = json.loads(first[1]), json.loads(second[1])
     assert second_result["items"] == first_result["items"]
     assert second_result["summary"]["usage"]["calls"] == 0
     assert second_result["summary"]["usage"]["cached"] == calls
-    # the tokens of all replies are the same, cached or not: 100 in per reply (judge_server)
+    # the tokens of all replies are the same, cached or not: 100 in per reply (scripted_judge)
     assert second_result["summary"]["tokens"] == first_result["summary"]["tokens"]
     assert first_result["summary"]["tokens"]["prompt"] == 100 * (calls - 2) + 10 * 2
 
 
 def test_out_directory_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
-    with serve(Behaviour(responder=ScriptedJudge(SCRIPT))) as url:
-        code, out, _ = judge_cli(capsys, url, str(items), "--out", str(tmp_path / "out"))
+    with serve(ScriptedJudge(SCRIPT)) as server:
+        code, out, _ = judge_cli(
+            capsys, server.base_url, str(items), "--out", str(tmp_path / "out")
+        )
     assert code == 0
     assert out.splitlines()[0].startswith("method\tconcordance %")
     assert "robustness" in out
@@ -172,8 +174,10 @@ def test_failed_calls_are_errors_not_verdicts(
     rows[1]["answer_b"] = "壊れた回答"
     items = write_items(tmp_path / "items.jsonl", rows)
     judge = ScriptedJudge(SCRIPT, fail_on="壊れた回答")
-    with serve(Behaviour(responder=judge)) as url:
-        code, out, err = judge_cli(capsys, url, str(items), "--json", "--max-retries", "0")
+    with serve(judge) as server:
+        code, out, err = judge_cli(
+            capsys, server.base_url, str(items), "--json", "--max-retries", "0"
+        )
     assert code == 1
     assert err.startswith("error: item 'c-missing': ") and len(err.splitlines()) == 1
     result = json.loads(out)
@@ -192,8 +196,8 @@ def test_items_or_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_server_without_logprobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
-    with serve(Behaviour(responder=ScriptedJudge(SCRIPT, logprobs=False))) as url:
-        code, out, err = judge_cli(capsys, url, str(items))
+    with serve(ScriptedJudge(SCRIPT, logprobs=False)) as server:
+        code, out, err = judge_cli(capsys, server.base_url, str(items))
     assert code == 1
     assert out == ""
     assert len(err.splitlines()) == 1
@@ -217,10 +221,9 @@ def test_bad_items(
     rows[1].update(change)
     rows[1] = {k: v for k, v in rows[1].items() if v is not None}
     items = write_items(tmp_path / "items.jsonl", rows)
-    behaviour = Behaviour(responder=ScriptedJudge(SCRIPT))
-    with serve(behaviour) as url:
-        code, out, err = judge_cli(capsys, url, str(items))
+    with serve(ScriptedJudge(SCRIPT)) as server:
+        code, out, err = judge_cli(capsys, server.base_url, str(items))
     assert (code, out) == (1, "")
     assert len(err.splitlines()) == 1
     assert message in err
-    assert behaviour.received == []
+    assert server.received == []

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 from judge_data import bench_dir, published_runs
-from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.cli import main
 from pfgen_fast.judge.pointwise import parse_rating
+from pfgen_fast.testing import Reply, serve
 
 ANSWER = re.compile(r"\[The Start of Assistant's Answer\]\n(.*)\n\[The End of Assistant's", re.S)
 
@@ -55,8 +55,7 @@ def first_trials(run: Path) -> dict[str, str]:
 
 def test_pointwise_over_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = published_runs()[:4]
-    behaviour = Behaviour(responder=rater)
-    with serve(behaviour) as url:
+    with serve(rater) as server:
         code = main(
             [
                 "judge",
@@ -72,14 +71,14 @@ def test_pointwise_over_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str])
                 "--plot",
                 str(tmp_path / "scatter.png"),
                 "--base-url",
-                url,
+                server.base_url,
                 "--judge-model",
                 "judge-1",
             ]
         )
     result = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert len(behaviour.received) == 4 * 50
+    assert server.requests_count == 4 * 50
     means, scores = [], []
     for run, row in zip(runs, result["summary"]["runs"], strict=True):
         ratings = [rating_for(answer) for answer in first_trials(run).values()]
@@ -147,9 +146,8 @@ def test_pointwise_replies_that_reason_are_cut_or_empty(
         return replies[answer.group(1)]
 
     run = small_run(tmp_path / "run", list(replies))
-    behaviour = Behaviour(responder=respond)
-    with serve(behaviour) as url:
-        code = main(pointwise(run, url, "--max-tokens", "100"))
+    with serve(respond) as server:
+        code = main(pointwise(run, server.base_url, "--max-tokens", "100"))
     captured = capsys.readouterr()
     assert code == 1
     result = json.loads(captured.out)
@@ -164,7 +162,7 @@ def test_pointwise_replies_that_reason_are_cut_or_empty(
     ]
     assert result["summary"]["runs"][0]["rated"] == 2
     assert result["summary"]["settings"]["max_tokens"] == 100
-    assert {body["max_tokens"] for _, body in behaviour.received} == {100}
+    assert {body["max_tokens"] for body in server.bodies()} == {100}
     errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and errors[0].startswith("error: 4 answers got no rating (")
 
@@ -175,15 +173,14 @@ def test_pointwise_checks_its_outputs_before_the_first_call(
     run = small_run(tmp_path / "run", ["回答"])
     blocker = tmp_path / "file"
     blocker.write_text("")
-    behaviour = Behaviour(responder=rater)
     cases = [
         (["--plot", str(tmp_path / "scatter.xyz")], "error: --plot "),
         (["--plot", str(blocker / "scatter.png")], f"error: {blocker}: cannot write: "),
         (["--out", str(blocker)], f"error: {blocker}: cannot write: "),
     ]
-    with serve(behaviour) as url:
+    with serve(rater) as server:
         for args, start in cases:
-            assert main(pointwise(run, url, *args)) == 1
+            assert main(pointwise(run, server.base_url, *args)) == 1
             err = capsys.readouterr().err
             assert err.startswith(start) and len(err.splitlines()) == 1, err
-    assert behaviour.received == []
+    assert server.received == []

@@ -13,9 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-from judge_server import ScriptedJudge
-from openai_server import Behaviour, serve
+from scripted_judge import ScriptedJudge
 from test_judge_pairwise import SCRIPT, item_rows, write_items
+
+from pfgen_fast.testing import serve
 
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
@@ -55,8 +56,8 @@ def run_in_terminal(command: list[str]) -> str:
 
 def test_a_bar_on_a_terminal_before_the_summary(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
-    with serve(Behaviour(responder=ScriptedJudge(SCRIPT))) as url:
-        shown = run_in_terminal(pairwise(url, items))
+    with serve(ScriptedJudge(SCRIPT)) as server:
+        shown = run_in_terminal(pairwise(server.base_url, items))
     summary = shown.index("robustness")
     assert 0 <= shown.find("10/10") < summary and 0 <= shown.find("100%") < summary
     assert "0 cached, 0 failed" in shown[:summary]
@@ -64,10 +65,12 @@ def test_a_bar_on_a_terminal_before_the_summary(tmp_path: Path) -> None:
 
 def test_piped_at_most_eleven_lines_and_none_when_quiet(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
-    with serve(Behaviour(responder=ScriptedJudge(SCRIPT))) as url:
-        piped = subprocess.run(pairwise(url, items), capture_output=True, text=True, timeout=120)
+    with serve(ScriptedJudge(SCRIPT)) as server:
+        piped = subprocess.run(
+            pairwise(server.base_url, items), capture_output=True, text=True, timeout=120
+        )
         quiet = subprocess.run(
-            pairwise(url, items, "--quiet"), capture_output=True, text=True, timeout=120
+            pairwise(server.base_url, items, "--quiet"), capture_output=True, text=True, timeout=120
         )
     lines = piped.stderr.splitlines()
     assert 1 <= len(lines) <= 11 and all(line.startswith("verdicts: ") for line in lines)

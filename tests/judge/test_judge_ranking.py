@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from judge_data import bench_dir, published_runs
-from judge_server import ScriptedJudge
-from openai_server import Behaviour, serve
+from scripted_judge import ScriptedJudge
 
 from pfgen_fast.cli import main
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
+from pfgen_fast.testing import serve
 
 
 def games(first: str, second: str, first_wins: int, second_wins: int, ties: int = 0) -> list:
@@ -67,7 +67,7 @@ def test_disconnected_models() -> None:
 
 def test_rank_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = [str(run) for run in published_runs()[:3]]
-    with serve(Behaviour(responder=ScriptedJudge())) as url:
+    with serve(ScriptedJudge()) as server:
         for k, (a, b) in enumerate([(0, 1), (1, 2), (0, 2)]):
             code = main(
                 [
@@ -85,7 +85,7 @@ def test_rank_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
                     "--out",
                     str(tmp_path / f"p{k}"),
                     "--base-url",
-                    url,
+                    server.base_url,
                     "--judge-model",
                     "judge-1",
                 ]

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from judge_server import ScriptedJudge
-from openai_server import Behaviour, serve
+from scripted_judge import ScriptedJudge
+
+from pfgen_fast.testing import serve
 
 ITEMS = 24
 
@@ -53,10 +54,13 @@ def test_interrupted_run_resumes(tmp_path: Path, signal_number: int) -> None:
     )
     env = {**os.environ, "PFGEN_FAST_CACHE": str(tmp_path / "cache")}
     judge = ScriptedJudge(delay=0.1)
-    behaviour = Behaviour(responder=judge)
-    with serve(behaviour) as url:
+    with serve(judge) as server:
         process = subprocess.Popen(
-            cli(items, url), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            cli(items, server.base_url),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         deadline = time.monotonic() + 60
         while judge.judged < 10 and time.monotonic() < deadline:
@@ -65,15 +69,19 @@ def test_interrupted_run_resumes(tmp_path: Path, signal_number: int) -> None:
         _, err = process.communicate(timeout=60)
         # 128 + the signal's number when the CLI handles it, -number when it dies of it
         assert process.returncode in (128 + signal_number, -signal_number), err
-        first_run = len(behaviour.received)
+        first_run = server.requests_count
         assert 10 <= first_run < 2 * ITEMS
         judge.delay = 0.0
         rerun = subprocess.run(
-            cli(items, url, "--json"), env=env, capture_output=True, text=True, timeout=120
+            cli(items, server.base_url, "--json"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     assert rerun.returncode == 0, rerun.stderr
     usage = json.loads(rerun.stdout)["summary"]["usage"]
-    second_run = len(behaviour.received) - first_run
+    second_run = server.requests_count - first_run
     assert usage["calls"] == second_run
     # every reply received before the signal was kept; only those in flight are asked again
     assert usage["cached"] + second_run == 2 * ITEMS

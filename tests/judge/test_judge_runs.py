@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 from judge_data import bench_dir, published_runs
-from judge_server import ScriptedJudge
-from openai_server import Behaviour, serve
+from scripted_judge import ScriptedJudge
 
 from pfgen_fast.cli import main
+from pfgen_fast.testing import serve
 
 
 def test_two_runs(capsys: pytest.CaptureFixture[str]) -> None:
     run_a, run_b = published_runs()[:2]
     judge = ScriptedJudge()
-    with serve(Behaviour(responder=judge)) as url:
+    with serve(judge) as server:
         code = main(
             [
                 "judge",
@@ -33,7 +33,7 @@ def test_two_runs(capsys: pytest.CaptureFixture[str]) -> None:
                 "result-only",
                 "--json",
                 "--base-url",
-                url,
+                server.base_url,
                 "--judge-model",
                 "judge-1",
             ]

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from lctg_reference import no_blanks
-from openai_server import Reply
 
+from pfgen_fast.testing import Reply
 from published import lctg_dir
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,9 +26,9 @@ from lctg_support import (
     lctg_dir,
     run_cli,
 )
-from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow, load_prompts
+from pfgen_fast.testing import Reply, StandInServer, serve
 
 TASK = "ad_text"
 PROMPTS = 10
@@ -139,7 +139,7 @@ def spec_check(constraint: str, raw: str, cleaned: str, row: PromptRow) -> bool 
 @dataclass
 class Run:
     setup: Setup
-    behaviour: Behaviour
+    server: StandInServer
     base_url: str
     generations: Path
     out: Path
@@ -163,11 +163,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     setup = build_setup()
     folder = tmp_path_factory.mktemp("lctg-eval")
     generations = write_lines(folder / "generated_result_v1.jsonl", setup.rows)
-    behaviour = Behaviour(responder=setup.stand_in.responder())
-    with serve(behaviour) as base_url:
+    with serve(setup.stand_in.responder()) as server:
         out = folder / "out"
-        first = run_cli(*eval_args(base_url, generations, "--out", str(out)))
-        yield Run(setup, behaviour, base_url, generations, out, first)
+        first = run_cli(*eval_args(server.base_url, generations, "--out", str(out)))
+        yield Run(setup, server, server.base_url, generations, out, first)
 
 
 def test_the_table_is_the_benchmarks(run: Run) -> None:
@@ -208,7 +207,7 @@ def test_every_item_is_analysed_as_the_spec_says(run: Run) -> None:
 def test_every_prompt_sent_is_the_benchmarks_template_filled_in(run: Run) -> None:
     stand_in = run.setup.stand_in
     assert stand_in.unexpected == []
-    sent = {body["messages"][1]["content"] for _, body in run.behaviour.received}
+    sent = {body["messages"][1]["content"] for body in run.server.bodies()}
     # Every remover prompt was sent, and every first judge prompt; retries only when needed.
     assert set(stand_in.remover) <= sent
     assert set(stand_in.judge) <= sent
@@ -217,10 +216,10 @@ def test_every_prompt_sent_is_the_benchmarks_template_filled_in(run: Run) -> Non
 
 
 def test_a_second_run_makes_no_call(run: Run) -> None:
-    before = len(run.behaviour.received)
+    before = run.server.requests_count
     second = run_cli(*eval_args(run.base_url, run.generations, "--out", str(run.out), "--json"))
     assert second.returncode == 0, second.stderr
-    assert len(run.behaviour.received) == before
+    assert run.server.requests_count == before
     printed = json.loads(second.stdout)
     assert list(printed) == ["task", "model", "scores"]
     assert printed["task"] == TASK and printed["model"] == "demo/model-7b"
@@ -255,9 +254,8 @@ def test_a_failed_call_is_its_items_and_a_rerun_resumes(tmp_path: Path) -> None:
         return answer(path, request)
 
     generations = write_lines(tmp_path / "g.jsonl", rows)
-    behaviour = Behaviour(responder=respond)
-    with serve(behaviour) as base_url:
-        first = run_cli(*eval_args(base_url, generations))
+    with serve(respond) as server:
+        first = run_cli(*eval_args(server.base_url, generations))
         assert first.returncode == 1
         errors = [line for line in first.stderr.splitlines() if line.startswith("error: ")]
         assert len(errors) == 1
@@ -273,11 +271,11 @@ def test_a_failed_call_is_its_items_and_a_rerun_resumes(tmp_path: Path) -> None:
         assert [(f["constraint"], f["iteration"], f["quality"]) for f in failed] == [
             ("keyword", 1, None)
         ]
-        sent = len(behaviour.received)
+        sent = server.requests_count
         state["fail"] = False
-        second = run_cli(*eval_args(base_url, generations))
+        second = run_cli(*eval_args(server.base_url, generations))
         assert second.returncode == 0, second.stderr
-    again = [body["messages"][1]["content"] for _, body in behaviour.received[sent:]]
+    again = [body["messages"][1]["content"] for body in server.bodies()[sent:]]
     assert [p for p in again if p in setup.stand_in.remover] == [failing]
 
 
@@ -290,8 +288,8 @@ def test_judge_sees_the_files_base_text_and_unparseable_iterations_are_na(tmp_pa
         for raw in record[f"{constraint}_result"]:
             stand_in.add(raw, raw, "別の説明文", "不明", "不明")
     generations = write_lines(tmp_path / "g.jsonl", [record])
-    with serve(Behaviour(responder=stand_in.responder())) as base_url:
-        result = run_cli(*eval_args(base_url, generations, "--json"))
+    with serve(stand_in.responder()) as server:
+        result = run_cli(*eval_args(server.base_url, generations, "--json"))
     assert result.returncode == 0, result.stderr
     assert stand_in.unexpected == []
     scores = json.loads(result.stdout)["scores"]
@@ -333,8 +331,8 @@ def test_reasoning_replies_and_generations_give_the_same_table(tmp_path: Path) -
         for row in setup.rows
     ]
     generations = write_lines(tmp_path / "generated_result_v1.jsonl", rows)
-    with serve(Behaviour(responder=thinking(setup.stand_in.responder()))) as base_url:
-        result = run_cli(*eval_args(base_url, generations, "--strip-reasoning", "--json"))
+    with serve(thinking(setup.stand_in.responder())) as server:
+        result = run_cli(*eval_args(server.base_url, generations, "--strip-reasoning", "--json"))
     assert result.returncode == 0, result.stderr
     assert setup.stand_in.unexpected == []
     scores = json.loads(result.stdout)["scores"]
@@ -362,8 +360,8 @@ def test_cut_and_refused_replies_are_their_items_failures(tmp_path: Path) -> Non
         return answer(path, request)
 
     generations = write_lines(tmp_path / "g.jsonl", rows)
-    with serve(Behaviour(responder=respond)) as base_url:
-        result = run_cli(*eval_args(base_url, generations, "--max-tokens", "64"))
+    with serve(respond) as server:
+        result = run_cli(*eval_args(server.base_url, generations, "--max-tokens", "64"))
     assert result.returncode == 1
     analysis = (tmp_path / "lctg-ad_text-analysis.jsonl").read_text("utf-8").splitlines()
     failed = {
@@ -396,9 +394,8 @@ def test_eval_checks_its_output_folder_first(tmp_path: Path) -> None:
     generations = write_lines(tmp_path / "g.jsonl", setup.rows[:1])
     blocker = tmp_path / "file"
     blocker.write_text("")
-    behaviour = Behaviour(responder=setup.stand_in.responder())
-    with serve(behaviour) as base_url:
-        result = run_cli(*eval_args(base_url, generations, "--out", str(blocker)))
+    with serve(setup.stand_in.responder()) as server:
+        result = run_cli(*eval_args(server.base_url, generations, "--out", str(blocker)))
     assert result.returncode == 1
     assert result.stderr == f"error: {blocker}: cannot write: not a directory\n"
-    assert behaviour.received == []
+    assert server.received == []

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from lctg_support import benchmark_system_prompt, lctg_dir, run_cli
-from openai_server import Behaviour, Reply, serve
 
 from pfgen_fast.lctg.data import CONSTRAINTS, load_prompts
 from pfgen_fast.lctg.generations import load_generations
+from pfgen_fast.testing import Reply, serve
 
 
 def answer(path: str, request: dict[str, Any]) -> Reply:
@@ -21,24 +21,23 @@ def answer(path: str, request: dict[str, Any]) -> Reply:
 
 
 def test_generate_writes_the_generators_format(tmp_path: Path) -> None:
-    behaviour = Behaviour(responder=answer)
     out = tmp_path / "out"
-    with serve(behaviour) as base_url:
+    with serve(answer) as server:
         args = [
             "lctg", "generate", "--task", "pros_and_cons", "--data", str(lctg_dir()),
-            "--base-url", base_url, "--model", "demo-7b", "--out", str(out),
+            "--base-url", server.base_url, "--model", "demo-7b", "--out", str(out),
             "--temperature", "0.7", "--seed", "10", "--concurrency", "16",
         ]  # fmt: skip
         result = run_cli(*args)
         assert result.returncode == 0, result.stderr
-        calls = len(behaviour.received)
+        calls = server.requests_count
         assert calls == 150 * 4 * 3
         again = run_cli(*args)
         assert again.returncode == 0, again.stderr
-        assert len(behaviour.received) == calls
+        assert server.requests_count == calls
     prompts = load_prompts(lctg_dir(), "pros_and_cons")
     system = benchmark_system_prompt()
-    for _, body in behaviour.received:
+    for body in server.bodies():
         assert body["messages"][0] == {"role": "system", "content": system}
         assert body["temperature"] == 0.7 and body["max_tokens"] == 4096
         assert body["seed"] in (10, 11, 12)
@@ -56,7 +55,7 @@ def test_generate_writes_the_generators_format(tmp_path: Path) -> None:
             expected = [f"生成{seed}:{length}" for seed in (10, 11, 12)]
             assert row[f"{constraint}_result"] == expected
     assert len(load_generations(path, prompts, "pros_and_cons")) == 150
-    sent = {body["messages"][1]["content"] for _, body in behaviour.received}
+    sent = {body["messages"][1]["content"] for body in server.bodies()}
     assert sent == {p.prompts[c] for p in prompts.values() for c in CONSTRAINTS}
 
 
@@ -71,10 +70,10 @@ def test_reasoning_stripped_and_a_reply_cut_inside_it(tmp_path: Path) -> None:
         return Reply(text=f"<think>考える</think>\n生成{request['seed']}")
 
     out = tmp_path / "out"
-    with serve(Behaviour(responder=think)) as base_url:
+    with serve(think) as server:
         result = run_cli(
             "lctg", "generate", "--task", "pros_and_cons", "--data", str(lctg_dir()),
-            "--base-url", base_url, "--model", "demo-7b", "--out", str(out),
+            "--base-url", server.base_url, "--model", "demo-7b", "--out", str(out),
             "--concurrency", "16", "--strip-reasoning", "--extra-body", '{"top_k": 5}',
         )  # fmt: skip
     assert result.returncode == 1

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Behaviour, answer_for, serve
 from test_prompt import read_examples, reference_task
 
 from pfgen_bench import result_dir
 from pfgen_fast.pfgen.generate import RunParameters
+from pfgen_fast.testing import Flaky, Reply, answer_for, prompt_text, serve
 
 UNREACHABLE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
 
@@ -120,13 +120,25 @@ def canonical(request: tuple[str, dict[str, Any]]) -> str:
     return json.dumps(request, ensure_ascii=False, sort_keys=True)
 
 
+def chat_model_answer(path: str, body: dict[str, Any]) -> Reply:
+    """The stand-in's answer as models give it: after "A: " in a chat (the examples' form),
+    after a space in a completion."""
+    prefix = "A: " if path.endswith("/chat/completions") else " "
+    return Reply(text=prefix + answer_for(prompt_text(body)))
+
+
 @pytest.mark.parametrize("mode", ["completion", "qa", "chat"])
 def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp_path, mode):
-    behaviour = Behaviour(
-        fail_every=7, malformed_every=17, empty_every=11, slow_every=53, slow_seconds=2.5
+    flaky = Flaky(
+        chat_model_answer,
+        fail_every=7,
+        malformed_every=17,
+        empty_every=11,
+        slow_every=53,
+        slow_seconds=2.5,
     )
-    with serve(behaviour) as url:
-        result = run_generate(url, tmp_path, data_dir, mode=mode)
+    with serve(flaky) as server:
+        result = run_generate(server.base_url, tmp_path, data_dir, mode=mode)
     assert result.returncode == 0, result.stderr
     run = run_dir_of(tmp_path)
     config = protocol_config(mode, temperature=0.7, top_p=0.98)
@@ -150,14 +162,16 @@ def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp
             datetime.datetime.fromisoformat(record["timestamp"])
         lines += path.read_bytes().splitlines()
     # Every request is the protocol's, and every task was asked.
-    assert {canonical(request) for request in behaviour.received} == expected_requests
+    assert {
+        canonical((request.path, request.body)) for request in server.received
+    } == expected_requests
     packed = lzma.decompress((run / "trials.jsonl.xz").read_bytes())
     assert packed == b"".join(line + b"\n" for line in sorted(lines))
 
 
 def test_packed_trials_evaluate_with_eval(data_dir: Path, tmp_path):
-    with serve(Behaviour()) as url:
-        result = run_generate(url, tmp_path, data_dir, mode="completion", trials=2)
+    with serve(chat_model_answer) as server:
+        result = run_generate(server.base_url, tmp_path, data_dir, mode="completion", trials=2)
     assert result.returncode == 0, result.stderr
     run = run_dir_of(tmp_path)
     evaluated = cli("eval", run / "trials.jsonl.xz", "--data", data_dir)
@@ -223,19 +237,16 @@ def test_config_hash_matches_published_runs(bench: Path, tmp_path):
 
 
 def test_prefix_seed_and_sampling_reach_config_and_requests(data_dir: Path, tmp_path):
-    behaviour = Behaviour()
-    with serve(behaviour) as url:
+    with serve(chat_model_answer) as server:
         extra = ["--prefix", "<s>\\n", "--seed", "x", "--top-p", "none", "--temperature", "0"]
-        result = run_generate(url, tmp_path, data_dir, *extra, mode="qa", trials=1)
+        result = run_generate(server.base_url, tmp_path, data_dir, *extra, mode="qa", trials=1)
     assert result.returncode == 0, result.stderr
     # The prefix is stored as typed (as the published runners do) and used unescaped.
     config = protocol_config("qa", temperature=0.0, prefix="<s>\\n", seed="x")
     assert (run_dir_of(tmp_path) / "config.json").read_text(encoding="utf-8") == config + "\n"
     examples = read_examples(data_dir)
     tasks = [reference_task(examples, e["question"], "qa", 1, 20, "<s>\n", "x") for e in examples]
-    bodies = sorted(
-        (body for _, body in behaviour.received), key=lambda b: b["messages"][0]["content"]
-    )
+    bodies = sorted(server.bodies(), key=lambda b: b["messages"][0]["content"])
     assert [b["messages"][0]["content"] for b in bodies] == sorted(t["prompt"] for t in tasks)
     assert all(b["temperature"] == 0.0 and "top_p" not in b and "seed" not in b for b in bodies)
 
@@ -246,8 +257,8 @@ def stamps(run: Path) -> dict[str, tuple[int, int]]:
 
 
 def test_resume_after_kill_keeps_finished_trials(data_dir: Path, tmp_path):
-    with serve(Behaviour(delay=0.02)) as url:
-        args = generate_args(url, tmp_path, data_dir, "qa", 4) + ["--concurrency", "2"]
+    with serve(chat_model_answer, delay=0.02) as server:
+        args = generate_args(server.base_url, tmp_path, data_dir, "qa", 4) + ["--concurrency", "2"]
         process = subprocess.Popen(
             [sys.executable, "-m", "pfgen_fast", *args],
             stdout=subprocess.DEVNULL,
@@ -264,7 +275,7 @@ def test_resume_after_kill_keeps_finished_trials(data_dir: Path, tmp_path):
         run = first.parent
         before = stamps(run)
         assert len(before) < 4
-        result = run_generate(url, tmp_path, data_dir, mode="qa", trials=4)
+        result = run_generate(server.base_url, tmp_path, data_dir, mode="qa", trials=4)
     assert result.returncode == 0, result.stderr
     after = stamps(run)
     assert sorted(after) == [f"trial_{t:03d}.jsonl" for t in (1, 2, 3, 4)]
@@ -274,12 +285,13 @@ def test_resume_after_kill_keeps_finished_trials(data_dir: Path, tmp_path):
 
 
 def test_authentication_failure_is_clear(data_dir: Path, tmp_path):
-    behaviour = Behaviour(api_key="secret")
-    with serve(behaviour) as url:
-        refused = run_generate(url, tmp_path, data_dir, trials=1)
-        wrong = run_generate(url, tmp_path, data_dir, trials=1, env={"OPENAI_API_KEY": "bad"})
+    with serve(chat_model_answer, api_key="secret") as server:
+        refused = run_generate(server.base_url, tmp_path, data_dir, trials=1)
+        wrong = run_generate(
+            server.base_url, tmp_path, data_dir, trials=1, env={"OPENAI_API_KEY": "bad"}
+        )
         accepted = run_generate(
-            url, tmp_path / "ok", data_dir, trials=1, env={"OPENAI_API_KEY": "secret"}
+            server.base_url, tmp_path / "ok", data_dir, trials=1, env={"OPENAI_API_KEY": "secret"}
         )
     for failed, hint in ((refused, "set OPENAI_API_KEY"), (wrong, "check OPENAI_API_KEY")):
         assert failed.returncode == 1 and "Traceback" not in failed.stderr
@@ -289,8 +301,8 @@ def test_authentication_failure_is_clear(data_dir: Path, tmp_path):
 
 
 def test_unknown_model_is_clear(data_dir: Path, tmp_path):
-    with serve(Behaviour(model="other/model")) as url:
-        result = run_generate(url, tmp_path, data_dir, trials=1)
+    with serve(chat_model_answer, model="other/model") as server:
+        result = run_generate(server.base_url, tmp_path, data_dir, trials=1)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "HTTP 404" in result.stderr and "does not exist" in result.stderr
 
@@ -303,14 +315,14 @@ def test_unreachable_server_is_clear(data_dir: Path, tmp_path):
 
 
 def test_server_that_never_answers_keeps_finished_trials(data_dir: Path, tmp_path):
-    with serve(Behaviour()) as url:
-        assert run_generate(url, tmp_path, data_dir, trials=1).returncode == 0
+    with serve(chat_model_answer) as server:
+        assert run_generate(server.base_url, tmp_path, data_dir, trials=1).returncode == 0
     finished = run_dir_of(tmp_path) / "trial_001.jsonl"
     before = stamps(finished.parent)
-    with serve(Behaviour(delay=30)) as url:
+    with serve(chat_model_answer, delay=30) as server:
         started = time.monotonic()
         result = run_generate(
-            url, tmp_path, data_dir, "--timeout", "0.3", "--max-retries", "1", trials=3
+            server.base_url, tmp_path, data_dir, "--timeout", "0.3", "--max-retries", "1", trials=3
         )
         assert time.monotonic() - started < 20  # gives up, does not wait for the server
     assert result.returncode == 1 and "Traceback" not in result.stderr
@@ -319,8 +331,8 @@ def test_server_that_never_answers_keeps_finished_trials(data_dir: Path, tmp_pat
 
 
 def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
-    with serve(Behaviour(empty_every=1)) as url:
-        result = run_generate(url, tmp_path, data_dir, trials=1)
+    with serve(lambda path, body: Reply(text="   ")) as server:
+        result = run_generate(server.base_url, tmp_path, data_dir, trials=1)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "after 10 asks (last: empty reply)" in result.stderr
     assert "1 trial given up; 0 of 1 trials finished" in result.stderr

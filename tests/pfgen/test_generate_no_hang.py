@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from batch_faults import PLACES, one_fails, run_to_the_end
-from openai_server import Behaviour, Reply, serve
+
+from pfgen_fast.testing import Reply, serve
 
 
 def answer(path: str, request: dict[str, object]) -> Reply:
@@ -16,10 +17,10 @@ def answer(path: str, request: dict[str, object]) -> Reply:
 
 @pytest.mark.parametrize(("fault", "number"), PLACES)
 def test_generate_ends(data_dir: Path, tmp_path: Path, fault: str, number: int) -> None:
-    behaviour = Behaviour(responder=one_fails(answer, fault, number))
-    with serve(behaviour) as url:
+    responder = one_fails(answer, fault, number)
+    with serve(responder) as server:
         run_to_the_end(
-            "generate", "--model", "test/model", "--mode", "chat", "--base-url", url,
+            "generate", "--model", "test/model", "--mode", "chat", "--base-url", server.base_url,
             "--num-trials", "1", "--data", data_dir, "--out", tmp_path / "out", cache=tmp_path,
         )  # fmt: skip
-    assert len(behaviour.received) >= number
+    assert server.requests_count >= number

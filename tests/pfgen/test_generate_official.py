@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Behaviour, Reply, answer_for, serve
 
 from pfgen_bench import bench_dir
+from pfgen_fast.testing import Reply, Request, answer_for, serve
 
 pytest.importorskip("openai")
 
@@ -92,16 +92,16 @@ def run_ours(
     )
 
 
-def request_keys(received: list[tuple[str, dict[str, Any]]], as_set: bool) -> list[str]:
+def request_keys(received: list[Request], as_set: bool) -> list[str]:
     """Each request as comparable text: path and body (the official's `stream: false`, the
     completions default, left out; the stop list sorted when it was made from a set)."""
     keys = []
-    for path, body in received:
-        body = {name: value for name, value in body.items() if name != "stream"}
+    for request in received:
+        body = {name: value for name, value in request.body.items() if name != "stream"}
         if as_set:
             assert len(set(body["stop"])) == len(body["stop"])
             body["stop"] = sorted(body["stop"])
-        keys.append(json.dumps([path, body], ensure_ascii=False, sort_keys=True))
+        keys.append(json.dumps([request.path, body], ensure_ascii=False, sort_keys=True))
     return sorted(keys)
 
 
@@ -150,15 +150,14 @@ def test_generate_is_the_official_runner(
         shutil.copy(bench_dir() / name, official / name)
     settings = ["--mode", mode, "--model", MODEL, *args]
     replies = Replies(empty_first)
-    behaviour = Behaviour(responder=replies)
-    with serve(behaviour) as url:
-        theirs = run_official(official, url, settings)
+    with serve(replies) as server:
+        theirs = run_official(official, server.base_url, settings)
         assert theirs.returncode == 0, theirs.stderr
-        official_requests = list(behaviour.received)
+        official_requests = list(server.received)
         replies.start_run()
-        ours = run_ours(tmp_path / "ours", data_dir, url, settings)
+        ours = run_ours(tmp_path / "ours", data_dir, server.base_url, settings)
         assert ours.returncode == 0, ours.stderr
-        our_requests = behaviour.received[len(official_requests) :]
+        our_requests = server.received[len(official_requests) :]
 
     extra_eos = "--extra-eos-tokens" in args
     trials = int(args[args.index("--num-trials") + 1]) if "--num-trials" in args else 10
@@ -166,10 +165,10 @@ def test_generate_is_the_official_runner(
     assert len(official_requests) == trials * (50 + empty_first)
     assert request_keys(our_requests, extra_eos) == request_keys(official_requests, extra_eos)
     if mode == "completion":
-        assert all(body["stream"] is False for _, body in official_requests)
+        assert all(request.body["stream"] is False for request in official_requests)
     if extra_eos:
         # Ours: the config's stop words, then the extra ones, each once, in the order given.
-        [stop] = {tuple(body["stop"]) for _, body in our_requests}
+        [stop] = {tuple(request.body["stop"]) for request in our_requests}
         expected = ["Q:", "\n\n"] if mode == "completion" else ["Q:"]
         expected += [s for s in args[args.index("--extra-eos-tokens") + 1 :] if s not in expected]
         assert list(stop) == list(dict.fromkeys(expected))

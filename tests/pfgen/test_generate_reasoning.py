@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Behaviour, Reply, answer_for, serve
 from test_generate import UNREACHABLE, run_dir_of, run_generate
 from test_prompt import read_examples, reference_task
+
+from pfgen_fast.testing import Reply, answer_for, serve
 
 CUT_HINT = "cut at max_tokens before an answer (raise --max-tokens)"
 
@@ -59,8 +60,8 @@ def test_reasoning_returned_apart_is_never_the_answer(data_dir: Path, tmp_path: 
         prompt = prompt_of(request)
         return Reply(text=f"A: {answer_for(prompt)}", reasoning="A: 考えた末の答え")
 
-    with serve(Behaviour(responder=reasoner)) as url:
-        result = run_generate(url, tmp_path, data_dir, mode="qa", trials=1)
+    with serve(reasoner) as server:
+        result = run_generate(server.base_url, tmp_path, data_dir, mode="qa", trials=1)
     assert result.returncode == 0, result.stderr
     answers = [record["answer"] for record in records(run_dir_of(tmp_path))]
     assert all(answer.startswith("回答") for answer in answers)
@@ -70,10 +71,17 @@ def test_think_blocks_are_kept_without_strip_reasoning(data_dir: Path, tmp_path:
     def thinker(path: str, request: dict[str, Any]) -> Reply:
         return Reply(text=f"<think>考える</think>{answer_for(prompt_of(request))}")
 
-    with serve(Behaviour(responder=thinker)) as url:
-        kept = run_generate(url, tmp_path / "kept", data_dir, mode="completion", trials=1)
+    with serve(thinker) as server:
+        kept = run_generate(
+            server.base_url, tmp_path / "kept", data_dir, mode="completion", trials=1
+        )
         stripped = run_generate(
-            url, tmp_path / "stripped", data_dir, "--strip-reasoning", mode="completion", trials=1
+            server.base_url,
+            tmp_path / "stripped",
+            data_dir,
+            "--strip-reasoning",
+            mode="completion",
+            trials=1,
         )
     assert kept.returncode == 0 and stripped.returncode == 0, kept.stderr + stripped.stderr
     kept_run, stripped_run = run_dir_of(tmp_path / "kept"), run_dir_of(tmp_path / "stripped")
@@ -96,8 +104,10 @@ def test_a_reply_cut_inside_its_reasoning_is_asked_again_and_counted(
     data_dir: Path, tmp_path: Path, cut: Reply
 ) -> None:
     responder = FirstAskThen(cut)
-    with serve(Behaviour(responder=responder)) as url:
-        result = run_generate(url, tmp_path, data_dir, "--strip-reasoning", mode="qa", trials=1)
+    with serve(responder) as server:
+        result = run_generate(
+            server.base_url, tmp_path, data_dir, "--strip-reasoning", mode="qa", trials=1
+        )
     assert result.returncode == 0, result.stderr
     assert "warning: 50 replies were cut at max_tokens before an answer (raise --max-tokens)" in (
         result.stderr
@@ -107,11 +117,10 @@ def test_a_reply_cut_inside_its_reasoning_is_asked_again_and_counted(
 
 def test_replies_always_cut_give_the_trial_up_with_the_hint(data_dir: Path, tmp_path: Path) -> None:
     cut = Reply(text=None, reasoning="考え" * 10, finish_reason="length")
-    behaviour = Behaviour(responder=lambda path, request: cut)
-    with serve(behaviour) as url:
-        result = run_generate(url, tmp_path, data_dir, mode="chat", trials=2)
+    with serve(lambda path, request: cut) as server:
+        result = run_generate(server.base_url, tmp_path, data_dir, mode="chat", trials=2)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert len(behaviour.received) == 2 * 50 * 10  # every question asked ten times
+    assert server.requests_count == 2 * 50 * 10  # every question asked ten times
     assert f"after 10 asks (last: {CUT_HINT})" in result.stderr
     assert "error: 2 trials given up; 0 of 2 trials finished" in result.stderr
     assert not list(run_dir_of(tmp_path).glob("trial_*"))
@@ -119,8 +128,8 @@ def test_replies_always_cut_give_the_trial_up_with_the_hint(data_dir: Path, tmp_
 
 def test_null_content_is_asked_again(data_dir: Path, tmp_path: Path) -> None:
     responder = FirstAskThen(Reply(text=None))
-    with serve(Behaviour(responder=responder)) as url:
-        result = run_generate(url, tmp_path, data_dir, mode="chat", trials=1)
+    with serve(responder) as server:
+        result = run_generate(server.base_url, tmp_path, data_dir, mode="chat", trials=1)
     assert result.returncode == 0, result.stderr
     assert "cut at max_tokens" not in result.stderr
     assert all(record["answer"].startswith("回答") for record in records(run_dir_of(tmp_path)))
@@ -139,8 +148,8 @@ def test_one_trial_given_up_leaves_the_others_written(data_dir: Path, tmp_path: 
 
     task = reference_task(read_examples(data_dir), "つるかめ算について教えて。", "qa", 2)
     asked_in_trial_2.add(task["prompt"])
-    with serve(Behaviour(responder=responder)) as url:
-        result = run_generate(url, tmp_path, data_dir, mode="qa", trials=3)
+    with serve(responder) as server:
+        result = run_generate(server.base_url, tmp_path, data_dir, mode="qa", trials=3)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert (
         "warning: trial 2: no answer to 'つるかめ算について教えて。' after 10 asks" in result.stderr
@@ -153,15 +162,20 @@ def test_one_trial_given_up_leaves_the_others_written(data_dir: Path, tmp_path: 
 
 def test_extra_body_is_sent_and_recorded(data_dir: Path, tmp_path: Path) -> None:
     extra_body = {"top_k": 20, "chat_template_kwargs": {"enable_thinking": False}}
-    behaviour = Behaviour()
-    with serve(behaviour) as url:
+    with serve() as server:
         result = run_generate(
-            url, tmp_path, data_dir, "--extra-body", json.dumps(extra_body), mode="qa", trials=1
+            server.base_url,
+            tmp_path,
+            data_dir,
+            "--extra-body",
+            json.dumps(extra_body),
+            mode="qa",
+            trials=1,
         )
     assert result.returncode == 0, result.stderr
     assert all(
         body["top_k"] == 20 and body["chat_template_kwargs"] == {"enable_thinking": False}
-        for _, body in behaviour.received
+        for body in server.bodies()
     )
     run = run_dir_of(tmp_path)
     text = (run / "config.json").read_text(encoding="utf-8")
@@ -186,13 +200,14 @@ def test_extra_body_is_sent_and_recorded(data_dir: Path, tmp_path: Path) -> None
 def test_bad_extra_body_is_refused_before_any_request(
     data_dir: Path, tmp_path: Path, extra_body: str, message: str
 ) -> None:
-    behaviour = Behaviour()
-    with serve(behaviour) as url:
-        result = run_generate(url, tmp_path / "out", data_dir, "--extra-body", extra_body)
+    with serve() as server:
+        result = run_generate(
+            server.base_url, tmp_path / "out", data_dir, "--extra-body", extra_body
+        )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and len(result.stderr.splitlines()) == 1
     assert message in result.stderr
-    assert not behaviour.received and not (tmp_path / "out").exists()
+    assert not server.received and not (tmp_path / "out").exists()
 
 
 def test_options_are_checked_before_anything_is_written(data_dir: Path, tmp_path: Path) -> None:

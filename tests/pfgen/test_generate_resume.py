@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from openai_server import Behaviour, serve
-from test_generate import generate_args, run_dir_of
+from test_generate import chat_model_answer, generate_args, run_dir_of
+
+from pfgen_fast.testing import serve
 
 CONCURRENCY = 4
 TRIALS = 4  # 200 questions
@@ -30,24 +31,23 @@ def interrupted_then_resumed(
 ) -> tuple[list[str], list[str], subprocess.CompletedProcess[str]]:
     """The requests of a run stopped by `sig` after 80 requests, and those of its re-run."""
     env = {**os.environ, "PFGEN_FAST_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": ""}
-    behaviour = Behaviour(delay=0.01)
-    with serve(behaviour) as url:
-        args = [*generate_args(url, tmp_path / "out", data_dir, "qa", TRIALS), *extra]
+    with serve(chat_model_answer, delay=0.01) as server:
+        args = [*generate_args(server.base_url, tmp_path / "out", data_dir, "qa", TRIALS), *extra]
         args += ["--concurrency", str(CONCURRENCY)]
         command = [sys.executable, "-m", "pfgen_fast", *args]
         process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
         )
         deadline = time.monotonic() + 120
-        while len(behaviour.received) < 80 and process.poll() is None:
+        while server.requests_count < 80 and process.poll() is None:
             assert time.monotonic() < deadline
             time.sleep(0.005)
         process.send_signal(sig)
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == (143 if sig == signal.SIGTERM else -sig), stderr
-        first = [canonical(body) for _, body in behaviour.received]
+        first = [canonical(body) for body in server.bodies()]
         again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
-        second = [canonical(body) for _, body in behaviour.received[len(first) :]]
+        second = [canonical(body) for body in server.bodies()[len(first) :]]
     return first, second, again
 
 

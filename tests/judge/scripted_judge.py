@@ -1,5 +1,5 @@
-"""A deterministic judge for tests/openai_server.py's `serve`: it reads which answer the prompt
-shows as assistant A and which as B, and replies with the letter and top log-probabilities a
+"""A deterministic judge, a responder for `pfgen_fast.testing.serve`: it reads which answer the
+prompt shows as assistant A and which as B, and replies with the letter and top log-probabilities a
 script gives that order (or, for pairs the script does not name, ones derived from the texts).
 Result-only prompts get one token; reason-then-result prompts get a reason holding a lone
 letter, then the verdict letter. Criteria prompts get a short list of criteria."""
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from openai_server import Reply
+from pfgen_fast.testing import Reply
 
 ANSWER = re.compile(r"\[アシスタント([AB])の答えの開始\](.*?)\[アシスタント\1の答えの終了\]", re.S)
 CRITERIA_TEXT = "・模範回答と内容が合っているか\n・簡潔か"

@@ -1,6 +1,7 @@
 """A pure-Python scorer written straight from scoring-spec.md §2-§6.
 
-It is slow and obviously correct: the tests use it to judge the Rust core (it is not shipped).
+It is slow and obviously correct: the tests use it to judge the Rust core, and the score and
+eval benches time it as their baseline (it is not shipped).
 Every function follows the spec's wording, including its float operation order, except in one
 place where the official scorer's published records show the spec wrong: the average adds the
 rounded helpfulness (§6 says unrounded).

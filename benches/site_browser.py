@@ -1,7 +1,7 @@
 """A real headless Chromium (Debian's chromium and chromium-driver) through selenium, with the
 network cut: every request goes to a proxy on a closed 127.0.0.1 port, so anything that is not
 a local file fails. Console messages, every request (the DevTools performance log) and downloads
-are captured."""
+are captured. The site's tests and `bench_site.py` drive it."""
 
 from __future__ import annotations
 
