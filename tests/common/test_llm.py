@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import os
@@ -26,6 +27,7 @@ from pfgen_fast.common.llm import (
     TokenLogprob,
     parse_logprobs,
 )
+from pfgen_fast.common.llm_cache import CacheRow, CacheWriter, ResponseCache
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.testing import Reply, failing, serve
 
@@ -178,16 +180,18 @@ def test_api_key_comes_from_the_environment(tmp_path, monkeypatch):
         assert only(llm.run([ChatRequest(CHAT)])).text == "はちにんこ"
 
 
-def test_400_is_an_error_unless_accepted_and_then_cached(tmp_path):
+def test_400_is_the_items_error_unless_accepted_and_then_cached(tmp_path):
     with serve(lambda p, r: Reply(status=400, error="content filter")) as server:
-        with pytest.raises(LLMError, match="HTTP 400: content filter"):
-            client(server.base_url, tmp_path).run([ChatRequest(CHAT)])
+        [refused] = client(server.base_url, tmp_path).run([ChatRequest(CHAT)])
+        assert isinstance(refused, LLMError) and refused.status == 400
+        assert "HTTP 400: content filter" in str(refused) and "test/model" in str(refused)
+        assert refused.reason == "HTTP 400: content filter"
         first = only(client(server.base_url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
         again = only(client(server.base_url, tmp_path, accept_400=True).run([ChatRequest(CHAT)]))
     assert (first.status, first.text, first.cached) == (400, "", False)
     assert first.raw == {"error": {"message": "content filter"}}
     assert (again.status, again.cached, again.raw) == (400, True, first.raw)
-    assert server.requests_count == 2
+    assert server.requests_count == 2  # a refusal is neither retried nor cached
 
 
 def test_concurrency_limit_is_respected(tmp_path):
@@ -438,3 +442,24 @@ def test_base_url_may_repeat():
     )
     assert (args.base_url, args.base_urls) == ("http://a:1/v1", ["http://a:1/v1", "http://b:2/v1"])
     assert client_from_args(args, log_path=None).base_urls == ["http://a:1/v1", "http://b:2/v1"]
+
+
+def test_the_cache_writer_commits_each_row_before_its_store_returns(tmp_path):
+    path = tmp_path / "cache.sqlite3"
+    reader = ResponseCache(path)
+    writer = CacheWriter(path)
+    seen: list[bool] = []
+
+    async def store(number: int) -> None:
+        await writer.store(CacheRow(f"k{number}", "u", "{}", 200, {"n": number}))
+        seen.append(reader.get(f"k{number}") == (200, {"n": number}))
+
+    async def store_all() -> None:
+        await asyncio.gather(*(store(number) for number in range(50)))
+
+    try:
+        asyncio.run(store_all())
+    finally:
+        writer.close()
+    assert seen == [True] * 50
+    reader.close()

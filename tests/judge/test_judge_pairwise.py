@@ -65,7 +65,9 @@ def item_rows() -> list[dict[str, Any]]:
 
 
 def judge_cli(capsys: pytest.CaptureFixture[str], url: str, *args: str) -> tuple[int, str, str]:
-    code = main(["judge", "pairwise", *args, "--base-url", url, "--judge-model", "judge-1"])
+    code = main(
+        ["judge", "pairwise", *args, "--base-url", url, "--judge-model", "judge-1", "--quiet"]
+    )
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

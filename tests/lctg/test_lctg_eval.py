@@ -154,7 +154,7 @@ def write_lines(path: Path, rows: list[dict[str, Any]]) -> Path:
 def eval_args(base_url: str, generations: Path, *extra: str) -> list[str]:
     return [
         "lctg", "eval", "--task", TASK, "--data", str(lctg_dir()), "--base-url", base_url,
-        "--judge-model", "judge-1", "--max-retries", "0", str(generations), *extra,
+        "--judge-model", "judge-1", "--max-retries", "0", "--quiet", str(generations), *extra,
     ]  # fmt: skip
 
 

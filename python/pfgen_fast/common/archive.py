@@ -1,6 +1,6 @@
 """Published files of the benchmarks, fetched from their repositories' archives and checked
 against the digests the project ships in `reference_data/` (hashes only, never the files).
-Downloads go through httpx with the retry policy of `common.http`, as model calls do."""
+Downloads go through httpx with the retry policy of `common.retries`, as model calls do."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import httpx
 
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.files import output_folder, temporary_folder
-from pfgen_fast.common.http import backoffs, retry_after, retryable
+from pfgen_fast.common.retries import backoffs, retry_after, retryable
 
 DOWNLOAD_TIMEOUT_SECONDS = 120.0
 # Tries after the first, for a status worth another try, a timeout or a dropped connection.

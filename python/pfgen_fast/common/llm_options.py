@@ -1,5 +1,6 @@
 """The command-line options of every command that asks a model: the servers, the model, the
-client's limits, `--extra-body`, and `--strip-reasoning` for commands that record answers."""
+client's limits, `--extra-body`, `--quiet` (no progress), and `--strip-reasoning` for commands
+that record answers."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from pfgen_fast.common.cli_args import non_negative_int, positive_float, positive_int
 from pfgen_fast.common.jsonl import type_name
 from pfgen_fast.common.llm import DEFAULT, LLMClient
+from pfgen_fast.common.progress import add_quiet_argument, progress_from_args
 
 # Request fields no `--extra-body` may set: what names the model and carries the input, and
 # what changes the reply's form (a stream, several choices) from the one the client reads.
@@ -69,7 +71,8 @@ def add_llm_arguments(
     """The server options every command that asks a model shares. `request_fields`: the fields
     the command's requests set besides the model and the input (`--extra-body` may not set
     them). With `base_url_default`, `--base-url` is optional: $OPENAI_BASE_URL, else that URL.
-    `cache` adds `--no-cache`."""
+    `cache` adds `--no-cache`. `--quiet` comes with them."""
+    add_quiet_argument(parser)
     group = parser.add_argument_group("LLM server")
     key_help = "the API key comes from $OPENAI_API_KEY; repeat for several servers of one model"
     if base_url_default is None:
@@ -107,7 +110,8 @@ def add_llm_arguments(
         "--max-retries",
         type=non_negative_int,
         default=5,
-        help="retries of a failed request, with exponential backoff (default: 5)",
+        help="retries of a request that failed with a server error, a timeout or a dropped "
+        "connection, with exponential backoff and jitter (default: 5)",
     )
     if not cache:
         return
@@ -131,9 +135,14 @@ def add_strip_reasoning_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def client_from_args(
-    args: argparse.Namespace, *, log_path: Path | None, accept_400: bool = False
+    args: argparse.Namespace,
+    *,
+    log_path: Path | None,
+    accept_400: bool = False,
+    show_progress: bool = True,
 ) -> LLMClient:
-    """A client configured by the options of `add_llm_arguments`."""
+    """A client configured by the options of `add_llm_arguments`, showing a bar per run unless
+    `--quiet` (or `show_progress` is False: the command shows its own)."""
     return LLMClient(
         getattr(args, "base_urls", None) or args.base_url,
         getattr(args, args.llm_model_dest),
@@ -144,4 +153,5 @@ def client_from_args(
         log_path=log_path,
         accept_400=accept_400,
         extra_body=args.extra_body,
+        progress=progress_from_args(args) if show_progress else None,
     )

@@ -40,7 +40,14 @@ from pfgen_fast import __version__
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
-from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.llm import (
+    FAILURE_SHARE,
+    ChatRequest,
+    LLMClient,
+    LLMError,
+    LLMReply,
+    too_many_failures,
+)
 from pfgen_fast.common.reasoning import has_reasoning, strip_reasoning, unanswered
 from pfgen_fast.evalmm.images import request_part
 from pfgen_fast.evalmm.metrics.judges import record_judge_failures
@@ -58,8 +65,6 @@ from pfgen_fast.evalmm.tasks import (
 from pfgen_fast.evalmm.tasks.rows import first_line, local_revision
 
 SCHEMA_VERSION = "1.0"  # the original's result_schema
-# The original's runner stops a task when more than this share of its items failed.
-ERROR_THRESHOLD = 0.1
 
 
 # A Python object's default repr (`<_io.BytesIO object at 0x…>`), kept out of item errors.
@@ -247,7 +252,7 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
             asked.append(len(predictions) - 1)
             yield request
 
-    results = client.run(requests())
+    results = client.run(requests(), label=run.task)
     for index, result in zip(asked, results, strict=True):
         prediction = predictions[index]
         if isinstance(result, LLMError):
@@ -392,10 +397,12 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
         failed = len(errors)
         if errors:
             write_atomically(folder / ERRORS, b"".join(dumps_line(e) for e in errors))
-        if len(errors) > len(predictions) * ERROR_THRESHOLD:
+        # The original's runner stops a task past this share of failed items, as the client
+        # stops a run past it.
+        if too_many_failures(len(errors), len(predictions)):
             raise PfgenError(
                 f"{run.task}: {len(errors)} of {len(predictions)} items failed, more than "
-                f"{ERROR_THRESHOLD:.0%}: stopped (all in {folder / ERRORS}; the first: "
+                f"{FAILURE_SHARE:.0%}: stopped (all in {folder / ERRORS}; the first: "
                 f"{errors[0]['error']})"
             )
         if not errors:

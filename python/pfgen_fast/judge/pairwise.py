@@ -104,7 +104,7 @@ def generate_criteria(
     judge's reasoning. The replies' tokens are added to `tokens`."""
     keys = list(dict.fromkeys((item.question, item.reference) for item in items))
     requests = [criteria_request(q, r, setup.criteria_max_tokens) for q, r in keys]
-    replies = client.run(requests, progress)
+    replies = client.run(requests, progress, label="criteria")
     tokens.update(reply_tokens(replies))
     criteria = Criteria()
     for key, reply in zip(keys, replies, strict=True):
@@ -229,7 +229,7 @@ def judge_pairs(
         text = criteria.texts.get((item.question, item.reference))
         requests.append(judge_request(setup, item, swapped=False, criteria=text))
         requests.append(judge_request(setup, item, swapped=True, criteria=text))
-    judged_replies = client.run(requests, progress)
+    judged_replies = client.run(requests, progress, label="verdicts")
     tokens.update(reply_tokens(judged_replies))
     replies = iter(judged_replies)
     records = []

@@ -83,7 +83,7 @@ def rate_runs(
                 text = pointwise_prompt(question.question, question.note, answer)
                 keys.append((run.name, question, t + 1))
                 requests.append(ChatRequest([{"role": "user", "content": text}], params))
-    replies = client.run(requests, progress)
+    replies = client.run(requests, progress, label="ratings")
     records = []
     ratings: dict[str, list[float | None]] = {run.name: [] for run, _ in runs}
     for (name, question, trial), reply in zip(keys, replies, strict=True):

@@ -91,7 +91,8 @@ def remove_headers(
     """The remover's text (after its reasoning) for every item; a refused request (HTTP 400)
     is "Invalid Error", as the benchmark's BadRequestError; any other failure is the item's."""
     requests = [chat(templates, templates.remover(item.raw), params) for item in items]
-    results = client.run(requests, None if progress is None else partial(progress, "remover"))
+    callback = None if progress is None else partial(progress, "remover")
+    results = client.run(requests, callback, label="remover")
     for item, result in zip(items, results, strict=True):
         if result.status == 400:
             item.remover_status, item.cleaned = 400, INVALID
@@ -110,7 +111,8 @@ def judge_round(
 ) -> list[tuple[Item, str]]:
     """Asks the judge; each item with a reply gets it appended to its `judge_replies` and
     comes back with the reply after its reasoning, blanks removed; the others get `failure`."""
-    results = client.run(requests, None if progress is None else partial(progress, stage))
+    callback = None if progress is None else partial(progress, stage)
+    results = client.run(requests, callback, label=stage)
     answered = []
     for item, result in zip(items, results, strict=True):
         failure = call_failure(result)

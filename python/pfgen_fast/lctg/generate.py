@@ -89,7 +89,7 @@ def generate(
     is left out of the file (the benchmark scores the prompts present); its replies received
     are cached, so a re-run resumes."""
     requests = generation_requests(prompts, system_prompt, generations, params, seed)
-    results = client.run(requests, progress)
+    results = client.run(requests, progress, label="generation")
     texts, failures, failed_prompts = [], [], set()
     for index, result in enumerate(results):
         text, failure = generation_text(result, strip)

@@ -1,10 +1,9 @@
-"""What the judge's commands share: their output options, progress on a terminal, the count
-of calls and the files they write."""
+"""What the judge's commands share: their output options, the count of calls and the files
+they write."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,25 +13,11 @@ from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.llm import LLMClient, LLMStats
 from pfgen_fast.judge.outputs import SUMMARY
-from pfgen_fast.judge.pairwise import Progress
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, files: str) -> None:
     parser.add_argument("--out", type=Path, help=f"write {files} into DIR")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def progress_printer() -> Progress | None:
-    """A progress line on a terminal's stderr (one per batch: criteria, then verdicts),
-    nothing otherwise."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\rcalls {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    return show
 
 
 def settings_record(client: LLMClient, requests: dict[str, Any]) -> dict[str, Any]:

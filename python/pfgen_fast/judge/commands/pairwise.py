@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
         setup = JudgeSetup(prompt, client.base_url, client.model, args.max_tokens)
-        judged = judge_pairs(client, items, setup, outputs.progress_printer())
+        judged = judge_pairs(client, items, setup)
         records = judged.records
         summary = {"prompt": prompt.name, "judge_model": client.model, **summarise(records)}
         summary["settings"] = outputs.settings_record(client, setup.settings())

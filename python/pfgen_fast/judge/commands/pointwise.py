@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     log = args.out / "replies.jsonl" if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
         records, summaries, tokens = rate_runs(
-            client, runs, questions, args.trials, args.max_tokens, outputs.progress_printer()
+            client, runs, questions, args.trials, args.max_tokens
         )
         usage = outputs.stats_record(client.stats)
         settings = outputs.settings_record(client, {**SAMPLING, "max_tokens": args.max_tokens})

@@ -21,7 +21,6 @@ from pfgen_fast.lctg.commands.shared import (
     MAX_NEW_TOKENS,
     add_task_arguments,
     report_calls,
-    show_progress,
 )
 from pfgen_fast.lctg.data import load_prompts, resolve_data_dir
 
@@ -100,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
             prompts,
             params,
             strip=args.strip_reasoning,
-            progress=show_progress,
         )
         report_calls(client, f"remover and judge ({sampling})")
     failed = failures(items)

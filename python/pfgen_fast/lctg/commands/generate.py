@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from pfgen_fast.lctg.commands.shared import (
     MAX_NEW_TOKENS,
     add_task_arguments,
     report_calls,
-    show_progress,
 )
 from pfgen_fast.lctg.data import load_prompts, resolve_data_dir
 
@@ -114,7 +112,6 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             out=out,
             strip=args.strip_reasoning,
-            progress=partial(show_progress, "generation"),
         )
         report_calls(client, "generation")
     settings = settings_record(args, params)

@@ -1,5 +1,5 @@
-"""What `lctg generate` and `lctg eval` share: the task arguments, the seed, progress and
-the count of calls."""
+"""What `lctg generate` and `lctg eval` share: the task arguments, the seed and the count of
+calls."""
 
 from __future__ import annotations
 
@@ -20,13 +20,6 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data", help="LCTG Bench checkout (default: $LCTG_BENCH_DIR or the fetched copy)"
     )
-
-
-def show_progress(stage: str, done: int, total: int) -> None:
-    """A line on a terminal's stderr, rewritten as replies come in."""
-    if sys.stderr.isatty():
-        end = "\n" if done == total else ""
-        print(f"\r{stage}: {done}/{total}", end=end, file=sys.stderr, flush=True)
 
 
 def report_calls(client: LLMClient, what: str) -> None:

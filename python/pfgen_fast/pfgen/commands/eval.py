@@ -10,7 +10,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pfgen_fast.common.cli_args import (
     add_data_argument,
@@ -20,6 +19,7 @@ from pfgen_fast.common.cli_args import (
     input_paths,
 )
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.progress import Progress, add_quiet_argument
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.evaluate import Evaluator, RunOutcome
@@ -69,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "have none of them keep their own",
     )
     add_legacy_sum_argument(parser)
+    add_quiet_argument(parser)
 
 
 def summary_row(outcome: RunOutcome, legacy_sum: bool) -> dict[str, Any]:
@@ -160,28 +161,21 @@ def run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     answers_done = 0
-    progress = Progress(
-        TextColumn("evaluating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("files  {task.fields[rate]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=args.json,
-    )
+    files = Progress(enabled=not (args.json or args.quiet)).task("trials files", len(paths))
 
     def on_done(outcome: RunOutcome) -> None:
         nonlocal answers_done
         answers_done += outcome.num_answers
-        progress.update(task, advance=1, rate=answer_rate(answers_done, started))
+        files.advance(cached=outcome.status == "skipped", failed=outcome.status == "failed")
         for warning in outcome.warnings:
             console.print(f"[yellow]warning:[/] {escape(warning)}")
         if outcome.status == "failed":
             console.print(f"[red]error:[/] {escape(outcome.error or '')}")
 
-    with progress:
-        task = progress.add_task("eval", total=len(paths), rate="")
+    try:
         outcomes = evaluator.run(paths, args.jobs, on_done)
+    finally:
+        files.close()
 
     scored = [o for o in outcomes if o.status == "scored"]
     skipped = [o for o in outcomes if o.status == "skipped"]

@@ -8,14 +8,6 @@ from pathlib import Path, PurePosixPath
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from pfgen_fast.common.cli_args import (
     add_data_argument,
@@ -30,6 +22,7 @@ from pfgen_fast.common.llm_options import (
     add_strip_reasoning_argument,
     client_from_args,
 )
+from pfgen_fast.common.progress import progress_from_args
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.generate import ENGINE, Clients, RunParameters, generate
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
@@ -121,8 +114,12 @@ def run(args: argparse.Namespace) -> int:
     check_model_name(args.model)
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
     clients = Clients(
-        client_from_args(args, log_path=None),
-        client_from_args(argparse.Namespace(**{**vars(args), "no_cache": True}), log_path=None),
+        client_from_args(args, log_path=None, show_progress=False),
+        client_from_args(
+            argparse.Namespace(**{**vars(args), "no_cache": True}),
+            log_path=None,
+            show_progress=False,
+        ),
     )
     examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
     parameters = RunParameters(
@@ -142,39 +139,35 @@ def run(args: argparse.Namespace) -> int:
     )
     console = Console(stderr=True, soft_wrap=True)
     console.print(f"run directory: {escape(str(parameters.run_directory(Path(args.out))))}")
-    progress = Progress(
-        TextColumn("trials {task.fields[trials]}/{task.fields[num_trials]}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("answers"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    )
     total = args.num_trials * len(examples)
-    task = progress.add_task("generate", total=total, trials=0, num_trials=args.num_trials)
-    trials_done = 0
+    answers = progress_from_args(args).task("answers", total)
 
     def on_answer() -> None:
-        progress.advance(task)
+        answers.advance()
+
+    trials_done = 0
 
     def on_trial() -> None:
         nonlocal trials_done
         trials_done += 1
         # A trial found already finished counts all its answers at once.
-        completed = max(progress.tasks[0].completed, trials_done * len(examples))
-        progress.update(task, trials=trials_done, completed=completed)
+        missing = trials_done * len(examples) - answers.done
+        if missing > 0:
+            answers.advance(missing, cached=True)
 
-    with progress, clients.cached, clients.fresh:
-        run_dir = generate(
-            parameters,
-            clients,
-            examples,
-            Path(args.out),
-            args.num_trials,
-            on_answer,
-            on_trial,
-            warn=lambda line: console.print(f"warning: {escape(line)}"),
-        )
+    try:
+        with clients.cached, clients.fresh:
+            run_dir = generate(
+                parameters,
+                clients,
+                examples,
+                Path(args.out),
+                args.num_trials,
+                on_answer,
+                on_trial,
+                warn=lambda line: console.print(f"warning: {escape(line)}"),
+            )
+    finally:
+        answers.close()
     console.print(f"wrote {escape(str(run_dir / 'trials.jsonl.xz'))}")
     return 0

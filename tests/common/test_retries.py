@@ -4,18 +4,20 @@ archive download from a real HTTP server on 127.0.0.1 that fails before it succe
 from __future__ import annotations
 
 import email.utils
+import random
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import islice
 from pathlib import Path
 
 import pytest
 
 from pfgen_fast.common.archive import download
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.http import backoffs, retry_after, retryable
+from pfgen_fast.common.retries import backoff_limits, backoffs, retry_after, retryable
 
 BODY = b"the archive's bytes"
 
@@ -28,9 +30,19 @@ def test_retry_after_forms() -> None:
     assert retry_after(email.utils.formatdate(time.time() - 30, usegmt=True)) == 0.0
 
 
-def test_backoff_doubles_up_to_its_limit() -> None:
-    waits = backoffs()
-    assert [next(waits) for _ in range(8)] == [0.5, 1, 2, 4, 8, 16, 16, 16]
+def test_backoff_doubles_up_to_its_limit_with_jitter() -> None:
+    limits = backoff_limits()
+    assert [next(limits) for _ in range(8)] == [0.5, 1, 2, 4, 8, 16, 16, 16]
+    waits = [list(islice(backoffs(random.Random(seed)), 8)) for seed in range(20)]
+    for drawn in waits:
+        assert all(
+            limit / 2 <= wait <= limit for wait, limit in zip(drawn, limits_of(8), strict=True)
+        )
+    assert len({tuple(drawn) for drawn in waits}) == 20  # spread, not in step
+
+
+def limits_of(count: int) -> list[float]:
+    return list(islice(backoff_limits(), count))
 
 
 def test_statuses_worth_another_try() -> None:

@@ -1,12 +1,15 @@
 """The retry policy every HTTP request of the package follows (model calls in `common.llm`,
 archive downloads in `common.archive`): which statuses are worth another try, the exponential
-backoff between tries and the Retry-After a server asks for. httpx is the transport of both."""
+backoff with jitter between tries and the Retry-After a server asks for. httpx is the transport
+of both. The jitter spreads the retries of requests that failed together (a server restarting
+under a full batch), so they do not all come back at the same moment."""
 
 from __future__ import annotations
 
 import datetime
 import email.utils
 import math
+import random
 from collections.abc import Iterator
 
 # Exponential backoff between tries of a request, in seconds.
@@ -23,13 +26,21 @@ def retryable(status: int) -> bool:
     return status in RETRY_STATUSES or status >= 500
 
 
-def backoffs() -> Iterator[float]:
-    """The waits before the second, third, ... try: doubling from FIRST_BACKOFF up to
+def backoff_limits() -> Iterator[float]:
+    """The longest waits before the second, third, ... try: doubling from FIRST_BACKOFF up to
     MAX_BACKOFF."""
     backoff = FIRST_BACKOFF
     while True:
         yield backoff
         backoff = min(backoff * 2, MAX_BACKOFF)
+
+
+def backoffs(rng: random.Random | None = None) -> Iterator[float]:
+    """The waits before the second, third, ... try: each drawn uniformly between half its
+    limit and the limit (`backoff_limits`)."""
+    draw = rng.uniform if rng is not None else random.uniform
+    for limit in backoff_limits():
+        yield draw(limit / 2, limit)
 
 
 def retry_after(value: str | None) -> float | None:
