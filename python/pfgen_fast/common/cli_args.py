@@ -156,6 +156,21 @@ def task_path(placeholder: str) -> ArgumentType:
     return task_and_path
 
 
+def add_task_paths_argument(
+    parser: argparse.ArgumentParser, flag: str, placeholder: str, help: str
+) -> None:
+    """A repeatable `TASK=PATH` option (`placeholder`, FILE or DIR, names PATH); `dict(args.x)`
+    gives the paths by task."""
+    parser.add_argument(
+        flag,
+        action="append",
+        default=[],
+        type=task_path(placeholder),
+        metavar=f"TASK={placeholder}",
+        help=help,
+    )
+
+
 def add_jobs_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",

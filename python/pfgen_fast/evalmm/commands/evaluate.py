@@ -8,38 +8,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.cli_args import task_path
+from pfgen_fast.common.cli_args import add_table_argument, add_task_paths_argument
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
+    add_metrics_argument,
     add_scoring_options,
     open_judge,
     options_from_args,
     report_judge,
 )
 from pfgen_fast.evalmm.metrics.judges import JudgeErrors
-from pfgen_fast.evalmm.metrics.scorers import SCORERS
 
 
 def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
-    evaluate.add_argument(
-        "--metrics",
-        nargs="+",
-        choices=sorted(SCORERS),
-        metavar="NAME",
-        help="metrics to compute (default: each task's metrics in llm-jp-eval-mm)",
-    )
-    evaluate.add_argument(
-        "--table", type=Path, help="also write the leaderboard (.csv/.parquet/.json)"
-    )
-    evaluate.add_argument(
+    add_metrics_argument(evaluate)
+    add_table_argument(evaluate, "the leaderboard")
+    add_task_paths_argument(
+        evaluate,
         "--docs",
-        action="append",
-        default=[],
-        type=task_path("FILE"),
-        metavar="TASK=FILE",
-        help="a task's documents (JSON lines with question_id and the dataset's fields, e.g. "
+        "FILE",
+        "a task's documents (JSON lines with question_id and the dataset's fields, e.g. "
         "answer_type, options, category), for metrics that need more than prediction.jsonl",
     )
     add_scoring_options(evaluate)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pfgen_fast.common.cli_args import add_table_argument
 from pfgen_fast.common.errors import PfgenError
 
 # A leaderboard cell without a score: no evaluation, or a judged metric with no item judged.
@@ -15,7 +16,7 @@ NO_SCORE = "n/a"
 
 def add_arguments(leaderboard: argparse.ArgumentParser) -> None:
     leaderboard.add_argument("result_dir", type=Path, metavar="RESULT_DIR")
-    leaderboard.add_argument("--table", type=Path, help="also write it (.csv/.parquet/.json)")
+    add_table_argument(leaderboard, "the leaderboard")
     leaderboard.add_argument(
         "--format",
         choices=("markdown", "latex", "csv", "json"),

@@ -20,12 +20,13 @@ from pfgen_fast.common.llm_options import (
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
     JUDGE_MAX_TOKENS_HELP,
+    add_metrics_argument,
     add_scorer_choices,
     options_from_args,
     report_judge,
 )
 from pfgen_fast.evalmm.metrics.judges import JudgeErrors, check_judge_prompts
-from pfgen_fast.evalmm.metrics.scorers import SCORERS, get_scorer
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
 
 if TYPE_CHECKING:
     from pfgen_fast.evalmm.runner import TaskRun
@@ -58,13 +59,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         help="read a task's dataset from a local copy of its Hub repository (DIR alone: for "
         "every task not given its own)",
     )
-    run.add_argument(
-        "--metrics",
-        nargs="+",
-        choices=sorted(SCORERS),
-        metavar="NAME",
-        help="metrics to compute (default: each task's metrics in llm-jp-eval-mm)",
-    )
+    add_metrics_argument(run)
     run.add_argument("--judge-model", help="the judge model, for judged metrics")
     run.add_argument("--judge-base-url", help="the judge's server, for judged metrics")
     run.add_argument(

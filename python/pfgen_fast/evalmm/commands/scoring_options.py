@@ -12,7 +12,7 @@ from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.evalmm.metrics.judges import JudgeErrors, check_judge_prompts
-from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
+from pfgen_fast.evalmm.metrics.scorers import SCORERS, Options, get_scorer
 
 JUDGE_MAX_TOKENS_HELP = (
     "the judge's max_tokens per reply (default: each metric's own, as llm-jp-eval-mm sets "
@@ -36,6 +36,17 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         if action.dest in ("base_url", "judge_model"):
             action.required = False
             action.help = f"{action.help} (judge metrics only)"
+
+
+def add_metrics_argument(parser: argparse.ArgumentParser) -> None:
+    """`--metrics` (`mm evaluate`, `mm run`): which metrics instead of each task's own."""
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        choices=sorted(SCORERS),
+        metavar="NAME",
+        help="metrics to compute (default: each task's metrics in llm-jp-eval-mm)",
+    )
 
 
 def add_scorer_choices(parser: argparse.ArgumentParser) -> None:

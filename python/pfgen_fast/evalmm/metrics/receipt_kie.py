@@ -13,6 +13,8 @@ from typing import Any
 
 from pfgen_fast.common.errors import InputError
 
+# The receipt's fields, in the order of the gold object (tasks/items.py builds it) and of the
+# per-field accuracies.
 SCALAR_FIELDS = (
     "store_name",
     "store_address",

@@ -27,6 +27,7 @@ from pfgen_fast.evalmm.images import (
     pixel_limit_quiet,
     stored_format,
 )
+from pfgen_fast.evalmm.metrics.receipt_kie import LINE_ITEM_FIELDS, SCALAR_FIELDS
 from pfgen_fast.evalmm.prompts import TaskText, task_fstring
 from pfgen_fast.evalmm.tasks.rows import Source
 
@@ -381,16 +382,6 @@ JAWILDTEXT = "llm-jp/jawildtext"
 BOARD_SUFFIX = TaskText("jawildtext_board_vqa.py", "BOARD_VQA_PROMPT_SUFFIX")
 HANDWRITING_PROMPT = TaskText("jawildtext_handwriting_ocr.py", "HANDWRITING_OCR_PROMPT")
 RECEIPT_PROMPT = TaskText("jawildtext_receipt_kie.py", "RECEIPT_KIE_PROMPT")
-RECEIPT_FIELDS = [
-    "store_name",
-    "store_address",
-    "receipt_id",
-    "date",
-    "time",
-    "total_amount",
-    "tax_amount",
-]
-LINE_ITEM_FIELDS = ["item_name", "item_price", "item_quantity"]
 
 
 def jawildtext_board_vqa(source: Source, options: Options) -> Iterator[TaskItem]:
@@ -435,8 +426,8 @@ def field_value(value: Any) -> Any:
 def receipt_gold(fields: dict[str, Any] | None) -> str:
     """The gold receipt as JSON: the scalar fields' values, then the line items'."""
     if not fields:
-        return json.dumps(dict.fromkeys(RECEIPT_FIELDS), ensure_ascii=False)
-    gold: dict[str, Any] = {name: field_value(fields.get(name, {})) for name in RECEIPT_FIELDS}
+        return json.dumps(dict.fromkeys(SCALAR_FIELDS), ensure_ascii=False)
+    gold: dict[str, Any] = {name: field_value(fields.get(name, {})) for name in SCALAR_FIELDS}
     gold["line_items"] = [
         {name: field_value(line.get(name, {})) for name in LINE_ITEM_FIELDS}
         for line in fields.get("line_items") or []

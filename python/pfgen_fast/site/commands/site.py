@@ -9,9 +9,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from pfgen_fast.common.cli_args import task_path
+from pfgen_fast.common.cli_args import add_task_paths_argument
 from pfgen_fast.site.build import write_site
 from pfgen_fast.site.data import Inputs, collect
+
+
+def add_folders_argument(parser: argparse.ArgumentParser, flag: str, help: str) -> None:
+    """A repeatable `DIR` option: one benchmark's results."""
+    parser.add_argument(flag, type=Path, action="append", default=[], metavar="DIR", help=help)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,46 +26,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="OUT",
         help="the site's folder (new, empty, or a site written before: only its files replaced)",
     )
-    parser.add_argument(
-        "--pfgen",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a pfgen-bench checkout or result tree (result.json files)",
+    add_folders_argument(
+        parser, "--pfgen", "a pfgen-bench checkout or result tree (result.json files)"
     )
-    parser.add_argument(
-        "--lctg",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a folder of `lctg eval --out` outputs",
+    add_folders_argument(parser, "--lctg", "a folder of `lctg eval --out` outputs")
+    add_folders_argument(
+        parser, "--mm", "an llm-jp-eval-mm result folder (<task>/<model>/prediction.jsonl)"
     )
-    parser.add_argument(
-        "--mm",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="an llm-jp-eval-mm result folder (<task>/<model>/prediction.jsonl)",
-    )
-    parser.add_argument(
+    add_task_paths_argument(
+        parser,
         "--mm-data",
-        action="append",
-        default=[],
-        type=task_path("DIR"),
-        metavar="TASK=DIR",
-        help="a task's dataset for its images (a local copy in its Hub layout), instead of the "
+        "DIR",
+        "a task's dataset for its images (a local copy in its Hub layout), instead of the "
         "folder its runs recorded",
     )
-    parser.add_argument(
-        "--judge",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a folder of `judge pairwise --out` and `judge rank --table` outputs",
+    add_folders_argument(
+        parser, "--judge", "a folder of `judge pairwise --out` and `judge rank --table` outputs"
     )
     parser.add_argument("--title", default="pfgen_fast results", help="the page's title")
 
