@@ -116,8 +116,8 @@ def test_heron_parsing_and_failures(server: StandInServer) -> None:
     assert scores[-1] == {"score": -1, "score_gpt": -1}
 
 
-def test_verdicts_after_reasoning_and_a_reply_cut_in_it(server: Any) -> None:
-    url, _ = server
+def test_verdicts_after_reasoning_and_a_reply_cut_in_it(server: StandInServer) -> None:
+    url = server.base_url
     docs = [{"context": "c", "input_text": "q", "category": "conv"}] * 2
     scores, _ = run_metric("heron-bench", url, ["ref"] * 2, ["think-json", "json"], docs)
     assert scores == [{"score": 4, "score_gpt": 5}, {"score": 6, "score_gpt": 8}]

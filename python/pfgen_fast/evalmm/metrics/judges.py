@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -40,6 +40,7 @@ HERON_CATEGORIES = ("conv", "detail", "complex")
 HERON_FAILED = {"score": -1, "score_gpt": -1}
 BOXED = "\\boxed{"
 Doc = dict[str, Any]
+Score = TypeVar("Score")
 
 
 class JudgeErrors(Enum):
@@ -141,6 +142,28 @@ def ask(
     return texts
 
 
+def judged_scores(
+    options: Options,
+    metric: str,
+    prompt: JudgePrompt,
+    contents: Sequence[str],
+    items: Sequence[int],
+    failed: list[Score],
+    read: Callable[[str], Score],
+) -> list[Score | None]:
+    """Each item's score: `read` of its verdict for the items asked about (`items`, with their
+    `contents`); its `failed` score (as the original scores an empty reply) for an item not
+    asked, and for one the judge gave no verdict under `JudgeErrors.ZERO` (else None)."""
+    scores: list[Score | None] = list(failed)
+    verdicts = ask(options, metric, prompt, contents, items)
+    for item, verdict in zip(items, verdicts, strict=True):
+        if verdict is not None:
+            scores[item] = read(verdict)
+        elif options.judge_errors is not JudgeErrors.ZERO:
+            scores[item] = None
+    return scores
+
+
 def record_judge_failures(options: Options, metric: str, lines: Sequence[dict[str, Any]]) -> int:
     """Puts the reason of each item `metric`'s judge could not score into its line
     (`judge_errors`: metric → reason); how many there were."""
@@ -171,14 +194,9 @@ def score_llm_as_a_judge(
         prompt.template.format(Question=docs[i]["input_text"], Answer=refs[i], Prediction=preds[i])
         for i in asked
     ]
-    replies = ask(options, "llm-as-a-judge", prompt, contents, asked)
-    scores: list[int | None] = [0] * len(preds)
-    for i, reply in zip(asked, replies, strict=True):
-        if reply is None:
-            scores[i] = 0 if options.judge_errors is JudgeErrors.ZERO else None
-        else:
-            scores[i] = first_digit_score(reply)
-    return scores
+    return judged_scores(
+        options, "llm-as-a-judge", prompt, contents, asked, [0] * len(preds), first_digit_score
+    )
 
 
 def heron_scores_of(parsed: Any) -> dict[str, int] | None:
@@ -217,14 +235,10 @@ def score_heron(
         )
         for doc, ref, pred in zip(docs, refs, preds, strict=True)
     ]
-    replies = ask(options, "heron-bench", prompt, contents, range(len(contents)))
-    scores: list[dict[str, int] | None] = []
-    for reply in replies:
-        if reply is None:
-            scores.append(dict(HERON_FAILED) if options.judge_errors is JudgeErrors.ZERO else None)
-        else:
-            scores.append(parse_heron(reply))
-    return scores
+    failed = [dict(HERON_FAILED) for _ in contents]
+    return judged_scores(
+        options, "heron-bench", prompt, contents, range(len(contents)), failed, parse_heron
+    )
 
 
 def last_boxed(text: str) -> str:
@@ -243,6 +257,12 @@ def last_boxed(text: str) -> str:
     return found[-1] if found else text.strip()
 
 
+def correct(verdict: str) -> float:
+    """1.0 when the grader's `correct:` says yes, else 0.0."""
+    found = CORRECT.search(verdict)
+    return 1.0 if found and found.group(1).lower() == "yes" else 0.0
+
+
 def score_board_vqa(
     refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Options
 ) -> list[float | None]:
@@ -255,15 +275,9 @@ def score_board_vqa(
         )
         for i in asked
     ]
-    replies = ask(options, "jawildtext-board-vqa", prompt, contents, asked)
-    scores: list[float | None] = [0.0] * len(preds)
-    for i, reply in zip(asked, replies, strict=True):
-        if reply is None:
-            scores[i] = 0.0 if options.judge_errors is JudgeErrors.ZERO else None
-        else:
-            found = CORRECT.search(reply)
-            scores[i] = 1.0 if found and found.group(1).lower() == "yes" else 0.0
-    return scores
+    return judged_scores(
+        options, "jawildtext-board-vqa", prompt, contents, asked, [0.0] * len(preds), correct
+    )
 
 
 def mean_with_errors(key: str, scores: Sequence[Any]) -> dict[str, Any]:
