@@ -81,6 +81,14 @@ def call_failure(result: LLMReply | LLMError) -> str | None:
     return None
 
 
+def ask(
+    client: LLMClient, requests: list[ChatRequest], stage: str, progress: Progress | None
+) -> list[LLMReply | LLMError]:
+    """The replies of one stage's requests, in order, its progress told to `progress`."""
+    callback = None if progress is None else partial(progress, stage)
+    return client.run(requests, callback, label=stage)
+
+
 def remove_headers(
     client: LLMClient,
     templates: Templates,
@@ -91,9 +99,7 @@ def remove_headers(
     """The remover's text (after its reasoning) for every item; a refused request (HTTP 400)
     is "Invalid Error", as the benchmark's BadRequestError; any other failure is the item's."""
     requests = [chat(templates, templates.remover(item.raw), params) for item in items]
-    callback = None if progress is None else partial(progress, "remover")
-    results = client.run(requests, callback, label="remover")
-    for item, result in zip(items, results, strict=True):
+    for item, result in zip(items, ask(client, requests, "remover", progress), strict=True):
         if result.status == 400:
             item.remover_status, item.cleaned = 400, INVALID
         elif (failure := call_failure(result)) is not None:
@@ -111,10 +117,8 @@ def judge_round(
 ) -> list[tuple[Item, str]]:
     """Asks the judge; each item with a reply gets it appended to its `judge_replies` and
     comes back with the reply after its reasoning, blanks removed; the others get `failure`."""
-    callback = None if progress is None else partial(progress, stage)
-    results = client.run(requests, callback, label=stage)
     answered = []
-    for item, result in zip(items, results, strict=True):
+    for item, result in zip(items, ask(client, requests, stage, progress), strict=True):
         failure = call_failure(result)
         if failure is not None or not isinstance(result, LLMReply):
             item.failure = f"{stage}: {failure}"
