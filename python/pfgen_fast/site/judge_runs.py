@@ -97,7 +97,7 @@ def collect_judge(roots: list[Path], collected: Collected) -> None:
             try:
                 result = read_pairwise_result(folder)
             except PfgenError as error:
-                collected.warnings.append(f"{error}; run left out")
+                collected.run_left_out(error)
                 continue
             add_pairwise_run(result, run_name(root, folder), pairs, collected)
         for path in sorted(root.rglob("*")):
@@ -106,7 +106,7 @@ def collect_judge(roots: list[Path], collected: Collected) -> None:
                 found = True
                 rankings.append(ranking_board(path.relative_to(root).as_posix(), rows))
         if not found:
-            collected.warnings.append(f"{root}: nothing recognised; looked for {LOOKED_FOR}")
+            collected.nothing_recognised(root, LOOKED_FOR)
     if pairs.rows:
         collected.boards.append(pairs)
     collected.boards.extend(rankings)
@@ -121,8 +121,7 @@ def run_name(root: Path, folder: Path) -> str:
 def add_pairwise_run(result: PairwiseResult, run: str, pairs: Board, collected: Collected) -> None:
     cells = flat_numbers(result.summary)
     for name in cells:
-        if all(c.name != name for c in pairs.columns):
-            pairs.columns.append(Column(name))
+        pairs.add_column(Column(name))
     page_id = f"judge-{len(collected.pages)}"
     settings = {"items": len(result.records), "models": ", ".join(result.models()) or "-"}
     pairs.rows.append(Row(run=run, cells=cells, settings=settings, page=page_id))

@@ -66,7 +66,7 @@ def collect_lctg(roots: list[Path], collected: Collected) -> None:
     for root in roots:
         paths = scores_files(root)
         if not paths:
-            collected.warnings.append(f"{root}: nothing recognised; looked for {LOOKED_FOR}")
+            collected.nothing_recognised(root, LOOKED_FOR)
             continue
         for path in paths:
             try:
@@ -74,11 +74,10 @@ def collect_lctg(roots: list[Path], collected: Collected) -> None:
                 analysis = entry.analysis_path
                 items = analysis_items(analysis) if analysis.is_file() else []
             except PfgenError as error:
-                collected.warnings.append(f"{error}; run left out")
+                collected.run_left_out(error)
                 continue
             for name in entry.scores:
-                if all(c.name != name for c in columns):
-                    columns.append(Column(name))
+                board.add_column(Column(name))
             folder = path.parent.relative_to(root).as_posix()
             run = entry.task if folder == "." else f"{folder}/{entry.task}"
             add_entry(entry, run, items, board, collected)

@@ -47,18 +47,17 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
     for root in roots:
         folders = result_folders(root)
         if not folders:
-            collected.warnings.append(f"{root}: nothing recognised; looked for {LOOKED_FOR}")
+            collected.nothing_recognised(root, LOOKED_FOR)
             continue
         for folder in folders:
             try:
                 result = read_result_folder(folder, root)
             except PfgenError as error:
-                collected.warnings.append(f"{error}; run left out")
+                collected.run_left_out(error)
                 continue
             row = result_row(result, folder.relative_to(root).as_posix())
             for metric in result.overall_scores():
-                if all(c.name != metric for c in columns):
-                    columns.append(Column(metric, spread="±"))
+                board.add_column(Column(metric, spread="±"))
             board.rows.append(row)
             tasks.setdefault(result.task, []).append((row, result))
     for slot, (task, runs) in enumerate(tasks.items()):

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from pfgen_fast.common.errors import PfgenError
 
 # The benchmarks in the order of their tabs, with the names the page shows.
 BENCHMARKS = {
@@ -42,6 +45,11 @@ class Board:
     rows: list[Row] = field(default_factory=list)
     sort: str | None = None  # the column the rows come sorted by, if any
     sorted: str = "descending"
+
+    def add_column(self, column: Column) -> None:
+        """`column` last, unless the board has a column of its name."""
+        if all(c.name != column.name for c in self.columns):
+            self.columns.append(column)
 
 
 @dataclass
@@ -169,3 +177,11 @@ class Collected:
     figures: list[str] = field(default_factory=list)  # paths relative to OUT
     notes: dict[str, list[str]] = field(default_factory=dict)  # bench -> lines shown on its tab
     warnings: list[str] = field(default_factory=list)
+
+    def nothing_recognised(self, root: Path, looked_for: str) -> None:
+        """The warning for an input that holds none of its benchmark's results."""
+        self.warnings.append(f"{root}: nothing recognised; looked for {looked_for}")
+
+    def run_left_out(self, error: PfgenError) -> None:
+        """The warning for a run that cannot be read."""
+        self.warnings.append(f"{error}; run left out")

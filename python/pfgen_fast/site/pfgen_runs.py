@@ -124,7 +124,7 @@ def collect_pfgen(roots: list[Path], collected: Collected) -> list[Path]:
     for root in roots:
         paths = result_files(root)
         if not paths:
-            collected.warnings.append(f"{root}: nothing recognised; looked for {LOOKED_FOR}")
+            collected.nothing_recognised(root, LOOKED_FOR)
             continue
         known = references(root)
         base = root if root.is_dir() else root.parent
@@ -132,7 +132,7 @@ def collect_pfgen(roots: list[Path], collected: Collected) -> list[Path]:
             try:
                 run = load_result(path)
             except PfgenError as error:
-                collected.warnings.append(f"{error}; run left out")
+                collected.run_left_out(error)
                 collected.notes.setdefault("pfgen", []).append(f"Left out: {error}")
                 continue
             read.append(path)
