@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.tables import print_table
-from pfgen_fast.pfgen.outputs import TOTAL_PLACES, RunResult, criterion_total
+from pfgen_fast.pfgen.outputs import (
+    FIGURE_CAPTION,
+    FIGURE_COLUMNS,
+    FIGURE_LABELS,
+    TOTAL_PLACES,
+    RunResult,
+    criterion_total,
+)
 from pfgen_fast.pfgen.pages import ordered_sources
 
 if TYPE_CHECKING:
@@ -193,23 +200,8 @@ def export_bytes(entries: Sequence[Entry], file_format: str) -> bytes:
 
 # The leaderboard as printed: piped, these columns (the rank empty for system rows); on a
 # terminal, short labels, with the mode and the path under the model's name.
-COLUMNS = [
-    "model",
-    "rank",
-    "mode",
-    "score",
-    "score_std",
-    "length",
-    "fluency",
-    "truthfulness",
-    "helpfulness",
-    "path",
-]
-LABELS = ["model", "rank", "mode", "score", "sd", "len", "F", "T", "H", "path"]
-CAPTION = (
-    "sd: standard deviation of the score over trials; len: mean answer length; "
-    "F, T, H: Fluency, Truthfulness, Helpfulness"
-)
+COLUMNS = ["model", "rank", "mode", *FIGURE_COLUMNS, "path"]
+LABELS = ["model", "rank", "mode", *FIGURE_LABELS, "path"]
 
 
 def print_leaderboard(entries: Sequence[Entry]) -> None:
@@ -234,5 +226,5 @@ def print_leaderboard(entries: Sequence[Entry]) -> None:
         rows,
         labels=LABELS,
         second_line=("mode", "path"),
-        caption=CAPTION,
+        caption=FIGURE_CAPTION,
     )

@@ -27,6 +27,9 @@ __all__ = [
     "QUESTION_FILE",
     "RESULT_NAME",
     "TOTAL_PLACES",
+    "FIGURE_CAPTION",
+    "FIGURE_COLUMNS",
+    "FIGURE_LABELS",
     "TRIALS_NAMES",
     "Question",
     "ResultChecker",
@@ -249,6 +252,16 @@ def criterion_total(by_source: Mapping[str, float], legacy_sum: bool = False) ->
     """Fluency or Truthfulness over all sources: the values added in result.json's key order
     with the benchmark's `sum()` (see `pfgen_fast.pfgen.exactness`), as its leaderboard does."""
     return py_sum(list(by_source.values()), legacy_sum)
+
+
+# A run's figures as the tables of `eval` and `leaderboard` show them: piped, these columns; on
+# a terminal, the short labels the caption explains.
+FIGURE_COLUMNS = ["score", "score_std", "length", "fluency", "truthfulness", "helpfulness"]
+FIGURE_LABELS = ["score", "sd", "len", "F", "T", "H"]
+FIGURE_CAPTION = (
+    "sd: standard deviation of the score over trials; len: mean answer length; "
+    "F, T, H: Fluency, Truthfulness, Helpfulness"
+)
 
 
 @dataclass(frozen=True)

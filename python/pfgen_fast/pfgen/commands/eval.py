@@ -24,30 +24,15 @@ from pfgen_fast.common.tables import print_table
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.evaluate import Evaluator, RunOutcome
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
-from pfgen_fast.pfgen.outputs import run_figures
+from pfgen_fast.pfgen.outputs import FIGURE_CAPTION, FIGURE_COLUMNS, FIGURE_LABELS, run_figures
 from pfgen_fast.pfgen.scorer import ReferenceData
 
 DEFAULT_PATTERN = "result/**/trials.jsonl.xz"
 # The table of runs: piped, these columns; on a terminal, short labels, with the mode, the
 # status and the path under the model's name.
-COLUMNS = [
-    "model",
-    "mode",
-    "trials",
-    "score",
-    "score_std",
-    "length",
-    "fluency",
-    "truthfulness",
-    "helpfulness",
-    "status",
-    "path",
-]
-LABELS = ["model", "mode", "n", "score", "sd", "len", "F", "T", "H", "status", "path"]
-CAPTION = (
-    "n: trials; sd: standard deviation of the score over trials; len: mean answer length; "
-    "F, T, H: Fluency, Truthfulness, Helpfulness"
-)
+COLUMNS = ["model", "mode", "trials", *FIGURE_COLUMNS, "status", "path"]
+LABELS = ["model", "mode", "n", *FIGURE_LABELS, "status", "path"]
+CAPTION = f"n: trials; {FIGURE_CAPTION}"
 # A run skipped because its result.json was current is shown as such.
 STATUS_SHOWN = {"scored": "scored", "skipped": "current"}
 
