@@ -58,12 +58,27 @@ class Item:
         return record
 
 
-def chat(templates: Templates, prompt: str, params: dict[str, Any]) -> ChatRequest:
-    messages = [
-        {"role": "system", "content": templates.system_prompt},
-        {"role": "user", "content": prompt},
-    ]
-    return ChatRequest(messages=messages, params=params)
+@dataclass(frozen=True)
+class Calls:
+    """How the remover and the judge are asked: the client, the benchmark's templates, the
+    request parameters, and where each stage's progress goes."""
+
+    client: LLMClient
+    templates: Templates
+    params: dict[str, Any]
+    progress: Progress | None
+
+    def chat(self, prompt: str) -> ChatRequest:
+        messages = [
+            {"role": "system", "content": self.templates.system_prompt},
+            {"role": "user", "content": prompt},
+        ]
+        return ChatRequest(messages=messages, params=self.params)
+
+    def run(self, requests: list[ChatRequest], stage: str) -> list[LLMReply | LLMError]:
+        """The replies of one stage's requests, in order."""
+        callback = None if self.progress is None else partial(self.progress, stage)
+        return self.client.run(requests, callback, label=stage)
 
 
 def call_failure(result: LLMReply | LLMError) -> str | None:
@@ -81,25 +96,11 @@ def call_failure(result: LLMReply | LLMError) -> str | None:
     return None
 
 
-def ask(
-    client: LLMClient, requests: list[ChatRequest], stage: str, progress: Progress | None
-) -> list[LLMReply | LLMError]:
-    """The replies of one stage's requests, in order, its progress told to `progress`."""
-    callback = None if progress is None else partial(progress, stage)
-    return client.run(requests, callback, label=stage)
-
-
-def remove_headers(
-    client: LLMClient,
-    templates: Templates,
-    items: list[Item],
-    params: dict[str, Any],
-    progress: Progress | None,
-) -> None:
+def remove_headers(calls: Calls, items: list[Item]) -> None:
     """The remover's text (after its reasoning) for every item; a refused request (HTTP 400)
     is "Invalid Error", as the benchmark's BadRequestError; any other failure is the item's."""
-    requests = [chat(templates, templates.remover(item.raw), params) for item in items]
-    for item, result in zip(items, ask(client, requests, "remover", progress), strict=True):
+    requests = [calls.chat(calls.templates.remover(item.raw)) for item in items]
+    for item, result in zip(items, calls.run(requests, "remover"), strict=True):
         if result.status == 400:
             item.remover_status, item.cleaned = 400, INVALID
         elif (failure := call_failure(result)) is not None:
@@ -109,16 +110,12 @@ def remove_headers(
 
 
 def judge_round(
-    client: LLMClient,
-    requests: list[ChatRequest],
-    items: list[Item],
-    stage: str,
-    progress: Progress | None,
+    calls: Calls, requests: list[ChatRequest], items: list[Item], stage: str
 ) -> list[tuple[Item, str]]:
     """Asks the judge; each item with a reply gets it appended to its `judge_replies` and
     comes back with the reply after its reasoning, blanks removed; the others get `failure`."""
     answered = []
-    for item, result in zip(items, ask(client, requests, stage, progress), strict=True):
+    for item, result in zip(items, calls.run(requests, stage), strict=True):
         failure = call_failure(result)
         if failure is not None or not isinstance(result, LLMReply):
             item.failure = f"{stage}: {failure}"
@@ -128,34 +125,27 @@ def judge_round(
     return answered
 
 
-def judge(
-    client: LLMClient,
-    templates: Templates,
-    items: list[Item],
-    base_texts: dict[int, str],
-    params: dict[str, Any],
-    progress: Progress | None,
-) -> None:
+def judge(calls: Calls, items: list[Item], base_texts: dict[int, str]) -> None:
     """The quality label of every item the remover cleaned: the first reply, blanks removed,
     when it is exactly 適切 or 不適切; else the retry's when exactly True or False; else the
     retry's text."""
     cleaned = [item for item in items if not item.remover_failed]
     first = [
-        chat(templates, templates.judge(item.cleaned, base_texts[item.prompt_id]), params)
+        calls.chat(calls.templates.judge(item.cleaned, base_texts[item.prompt_id]))
         for item in cleaned
     ]
     pending = []
-    for item, answer in judge_round(client, first, cleaned, "judge", progress):
+    for item, answer in judge_round(calls, first, cleaned, "judge"):
         label = FIRST_LABELS.get(answer)
         if label is None:
             pending.append(item)
         else:
             item.quality = label
     retry = [
-        chat(templates, templates.judge_retry(item.cleaned, base_texts[item.prompt_id]), params)
+        calls.chat(calls.templates.judge_retry(item.cleaned, base_texts[item.prompt_id]))
         for item in pending
     ]
-    for item, answer in judge_round(client, retry, pending, "judge retry", progress):
+    for item, answer in judge_round(calls, retry, pending, "judge retry"):
         item.quality = RETRY_LABELS.get(answer, answer)
 
 
@@ -187,10 +177,11 @@ def run_evaluation(
 ) -> list[Item]:
     """Every generation cleaned, judged and checked (or its failure recorded)."""
     items = make_items(rows, strip)
-    remove_headers(client, templates, items, params, progress)
+    calls = Calls(client, templates, params, progress)
+    remove_headers(calls, items)
     # The benchmark's judge script reads the source text from the generation file.
     base_texts = {row.prompt_id: row.base_text or prompts[row.prompt_id].base_text for row in rows}
-    judge(client, templates, items, base_texts, params, progress)
+    judge(calls, items, base_texts)
     for item in items:
         if not item.remover_failed:
             item.check = check(item.constraint, item.raw, item.cleaned, prompts[item.prompt_id])
