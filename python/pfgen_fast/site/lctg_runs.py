@@ -64,11 +64,7 @@ def collect_lctg(roots: list[Path], collected: Collected) -> None:
     columns: list[Column] = [Column("model", numeric=False), Column("task", numeric=False)]
     board = Board("lctg", "Leaderboard", columns)
     for root in roots:
-        paths = scores_files(root)
-        if not paths:
-            collected.nothing_recognised(root, LOOKED_FOR)
-            continue
-        for path in paths:
+        for path in collected.recognised(root, scores_files(root), LOOKED_FOR):
             try:
                 entry = read_entry(path)
                 analysis = entry.analysis_path

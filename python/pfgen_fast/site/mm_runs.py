@@ -45,11 +45,7 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
     # task -> its rows with their result folders, for the task's shared items
     tasks: dict[str, list[tuple[Row, ResultFolder]]] = {}
     for root in roots:
-        folders = result_folders(root)
-        if not folders:
-            collected.nothing_recognised(root, LOOKED_FOR)
-            continue
-        for folder in folders:
+        for folder in collected.recognised(root, result_folders(root), LOOKED_FOR):
             try:
                 result = read_result_folder(folder, root)
             except PfgenError as error:

@@ -182,6 +182,12 @@ class Collected:
         """The warning for an input that holds none of its benchmark's results."""
         self.warnings.append(f"{root}: nothing recognised; looked for {looked_for}")
 
+    def recognised(self, root: Path, paths: list[Path], looked_for: str) -> list[Path]:
+        """`paths`, the results found in `root`, after the warning when there are none."""
+        if not paths:
+            self.nothing_recognised(root, looked_for)
+        return paths
+
     def run_left_out(self, error: PfgenError) -> None:
         """The warning for a run that cannot be read."""
         self.warnings.append(f"{error}; run left out")
