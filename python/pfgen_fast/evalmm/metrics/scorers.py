@@ -135,47 +135,12 @@ def mmmu_aggregate(domains: dict[str, list[str]]) -> Callable[[list[Any], Batch]
     return lambda scores, batch: mmmu.aggregate(scores, batch.docs, domains)
 
 
-def judged(function: Callable[..., list[Any]]) -> Callable[[Batch], list[Any]]:
-    def score(batch: Batch) -> list[Any]:
-        return function(batch.refs, batch.preds, batch.docs, batch.options)
-
-    return score
-
-
 def judge_mean(key: str) -> Callable[[list[Any], Batch], Aggregate]:
     return lambda scores, _batch: judges.mean_with_errors(key, scores)
 
 
 def heron_aggregate(scores: list[Any], batch: Batch) -> Aggregate:
     return judges.heron_aggregate(scores, batch.docs)
-
-
-def judge_scorers() -> list[Scorer]:
-    """The scorers that ask a judge."""
-    text = (("input_text", str),)
-    return [
-        Scorer(
-            "llm-as-a-judge",
-            judged(judges.score_llm_as_a_judge),
-            judge_mean("llm_as_a_judge"),
-            fields=text,
-            needs_judge=True,
-        ),
-        Scorer(
-            "heron-bench",
-            judged(judges.score_heron),
-            heron_aggregate,
-            fields=(("context", str), ("input_text", str), ("category", (str, type(None)))),
-            needs_judge=True,
-        ),
-        Scorer(
-            "jawildtext-board-vqa",
-            judged(judges.score_board_vqa),
-            judge_mean("accuracy"),
-            fields=text,
-            needs_judge=True,
-        ),
-    ]
 
 
 MMMU_FIELDS = (("id", str), ("question_type", str))
@@ -270,8 +235,32 @@ register(
     )
 )
 
-for judge_scorer in judge_scorers():
-    register(judge_scorer)
+
+def register_judged(
+    name: str,
+    function: Callable[..., list[Any]],
+    aggregate: Callable[[list[Any], Batch], Aggregate],
+    fields: tuple[tuple[str, type | tuple[type, ...]], ...],
+) -> None:
+    """A metric that asks the judge: `function(refs, preds, docs, options)` over a batch."""
+
+    def score(batch: Batch) -> list[Any]:
+        return function(batch.refs, batch.preds, batch.docs, batch.options)
+
+    register(Scorer(name, score, aggregate, fields=fields, needs_judge=True))
+
+
+TEXT_FIELD = (("input_text", str),)
+register_judged(
+    "llm-as-a-judge", judges.score_llm_as_a_judge, judge_mean("llm_as_a_judge"), TEXT_FIELD
+)
+register_judged(
+    "heron-bench",
+    judges.score_heron,
+    heron_aggregate,
+    (("context", str), ("input_text", str), ("category", (str, type(None)))),
+)
+register_judged("jawildtext-board-vqa", judges.score_board_vqa, judge_mean("accuracy"), TEXT_FIELD)
 
 
 def fields_help() -> str:
