@@ -1,7 +1,7 @@
 """The command-line arguments that commands share, each declared once with one help text: the
-benchmark's data directory, input paths (globs with `**`), worker threads and JSON output; and
-the argument types of every numeric and TASK=PATH option. Imports neither numpy nor the
-compiled core."""
+benchmark's data directory, input paths (globs with `**`), worker threads, JSON and table
+output, repeatable TASK=PATH options; and the argument types of every numeric and TASK=PATH
+option. Imports neither numpy nor the compiled core."""
 
 from __future__ import annotations
 
