@@ -9,7 +9,6 @@ from typing import Any
 
 import orjson
 
-from pfgen_fast.common.cli_args import integer, positive_int
 from pfgen_fast.common.files import check_writable_folder
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
@@ -17,8 +16,9 @@ from pfgen_fast.common.llm_options import (
     client_from_args,
 )
 from pfgen_fast.lctg.commands.shared import (
-    DEFAULT_SEED,
     MAX_NEW_TOKENS,
+    add_max_tokens_argument,
+    add_seed_argument,
     add_task_arguments,
     report_calls,
 )
@@ -32,22 +32,17 @@ def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument("--out", help="output folder (default: the generations' folder)")
     evaluate.add_argument("--model", help="model name (default: the rows' model field)")
     evaluate.add_argument("--json", action="store_true", help="print the scores as JSON")
-    evaluate.add_argument(
-        "--seed",
-        type=integer,
-        default=DEFAULT_SEED,
-        help="seed sent with temperature 0 to the remover and judge (default: 0)",
+    add_seed_argument(
+        evaluate, "seed sent with temperature 0 to the remover and judge (default: 0)"
     )
     evaluate.add_argument(
         "--original-sampling",
         action="store_true",
         help="send neither temperature nor seed, as the benchmark's scripts do",
     )
-    evaluate.add_argument(
-        "--max-tokens",
-        type=positive_int,
-        default=MAX_NEW_TOKENS,
-        help="new tokens per remover or judge reply at most (default: "
+    add_max_tokens_argument(
+        evaluate,
+        "new tokens per remover or judge reply at most (default: "
         f"{MAX_NEW_TOKENS}, the benchmark generator's limit; its scripts send none)",
     )
     add_strip_reasoning_argument(evaluate)

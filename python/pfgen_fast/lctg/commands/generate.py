@@ -11,9 +11,7 @@ import orjson
 
 from pfgen_fast.common.cli_args import (
     fraction,
-    integer,
     non_negative_float,
-    positive_int,
     whole_number,
 )
 from pfgen_fast.common.files import check_writable_folder, write_atomically
@@ -24,8 +22,9 @@ from pfgen_fast.common.llm_options import (
 )
 from pfgen_fast.lctg.aggregate import ITERATIONS
 from pfgen_fast.lctg.commands.shared import (
-    DEFAULT_SEED,
     MAX_NEW_TOKENS,
+    add_max_tokens_argument,
+    add_seed_argument,
     add_task_arguments,
     report_calls,
 )
@@ -58,15 +57,8 @@ def add_arguments(generate: argparse.ArgumentParser) -> None:
     )
     generate.add_argument("--temperature", type=non_negative_float, help="(default: the server's)")
     generate.add_argument("--top-p", type=fraction, help="(default: the server's)")
-    generate.add_argument(
-        "--max-tokens",
-        type=positive_int,
-        default=MAX_NEW_TOKENS,
-        help=f"new tokens at most (default: {MAX_NEW_TOKENS})",
-    )
-    generate.add_argument(
-        "--seed", type=integer, default=DEFAULT_SEED, help="generation n gets SEED + n (default: 0)"
-    )
+    add_max_tokens_argument(generate, f"new tokens at most (default: {MAX_NEW_TOKENS})")
+    add_seed_argument(generate, "generation n gets SEED + n (default: 0)")
     generate.add_argument(
         "--no-system-prompt",
         action="store_true",

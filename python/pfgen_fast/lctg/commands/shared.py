@@ -1,11 +1,12 @@
-"""What `lctg generate` and `lctg eval` share: the task arguments, the seed and the count of
-calls."""
+"""What `lctg generate` and `lctg eval` share: the task arguments, the seed and max-tokens
+options (each command words their help), and the count of calls."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from pfgen_fast.common.cli_args import integer, positive_int
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.lctg.data import TASKS
 
@@ -20,6 +21,14 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data", help="LCTG Bench checkout (default: $LCTG_BENCH_DIR or the fetched copy)"
     )
+
+
+def add_seed_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--seed", type=integer, default=DEFAULT_SEED, help=help)
+
+
+def add_max_tokens_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--max-tokens", type=positive_int, default=MAX_NEW_TOKENS, help=help)
 
 
 def report_calls(client: LLMClient, what: str) -> None:
