@@ -2,9 +2,10 @@
 of the working tree with no `../shared` beside it, none of the variables naming the files, an
 empty user cache and the network off. It passes when nothing errs or fails, collection
 included, when the tests that need the files are skipped with the reasons that say how to get
-them, and when no other skip is about the files.
+them, and when no other skip is about the files. The skipped tests' node ids go to FILE: the
+next step of `.ci/run` runs them with the files, so that every test runs once.
 
-    python3 .ci/without_shared.py
+    python3 .ci/without_shared.py FILE
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def copy_project(target: Path) -> None:
     shutil.copytree(ROOT, target, symlinks=True, ignore=ignored)
 
 
-def run_suite(scratch: Path) -> tuple[int, Path]:
-    """pytest's status and its JUnit report, run in a copy of the tree in `scratch`."""
+def run_suite(scratch: Path, skipped: Path) -> tuple[int, Path]:
+    """pytest's status and its JUnit report, run in a copy of the tree in `scratch`; the
+    skipped tests' node ids written to `skipped`."""
     project = scratch / "project"  # no `shared` beside it
     copy_project(project)
     report = scratch / "report.xml"
@@ -60,12 +62,13 @@ def run_suite(scratch: Path) -> tuple[int, Path]:
     environment = {k: v for k, v in os.environ.items() if k not in unset and "PROXY" not in k}
     environment.update(
         proxies,
-        PYTHONPATH=str(project / "python"),
+        PYTHONPATH=os.pathsep.join([str(project / "python"), str(project / ".ci")]),
         PFGEN_FAST_CACHE=str(scratch / "user-cache"),
         XDG_CACHE_HOME=str(scratch / "xdg-cache"),
     )
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    done = subprocess.run([*prefix, *command, f"--junitxml={report}"], cwd=project, env=environment)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "skipped_ids"]
+    command += [f"--junitxml={report}", f"--skipped-ids={skipped.resolve()}"]
+    done = subprocess.run([*prefix, *command], cwd=project, env=environment)
     return done.returncode, report
 
 
@@ -99,8 +102,11 @@ def problems_in(report: Path, shared: Path) -> list[str]:
 
 
 def main() -> int:
+    if len(sys.argv) != 2:
+        print("usage: python3 .ci/without_shared.py SKIPPED_IDS_FILE", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="pfgen-fast-without-shared-") as scratch:
-        status, report = run_suite(Path(scratch))
+        status, report = run_suite(Path(scratch), Path(sys.argv[1]))
         if status == NO_TESTS_COLLECTED:
             print("without ../shared: no test was collected", file=sys.stderr)
             return status

@@ -1,7 +1,7 @@
 """Batch evaluation of a pfgen-bench checkout's runs, from scratch, against `xz -dc` of the same
 files, for its N runs and for 2N runs (each run copied under a second path).
 
-    python benches/bench_eval.py [CHECKOUT] [--warm-tables] [--no-reference]
+    python benches/bench_eval.py [CHECKOUT] [--warm-tables] [--no-reference] [--against REV]
 
 CHECKOUT is a pfgen-bench checkout (default `$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench`
 beside the project); every `result/**/trials.jsonl.xz` in it is a run. For N runs, then for 2N,
@@ -16,6 +16,11 @@ each eval (the table cache off) unless `--warm-tables`, where every eval reads t
 cache filled before the timed rounds. Unless `--no-reference`, the published-tool approach is
 extrapolated for the N runs (the from-spec Python reference scorer of `benches/`: its tables
 timed on a few questions, scoring timed on a sample).
+
+With `--against REV`, the same figures for this checkout and for revision REV (built once into a
+scratch environment, as `bench_score.py --against` does), each round timing both on the same
+copies of the runs in alternating order; every file the two evals wrote in the first round must
+be equal byte for byte (the exit status is 1 otherwise, after the timings).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench_paths import bench_dir
+from score_against import commit_of, installed_python, own_package_env
 
 TARGET_RATIO, REQUIRED_RATIO = 2.0, 3.0
 TARGET_PEAK_MB, REQUIRED_PEAK_MB = 800, 1000
@@ -42,6 +48,14 @@ REFERENCE_QUESTIONS = ("Q02", "Q04", "Q21")  # 1, 3 and 2 sources
 REFERENCE_ANSWERS = 300
 ROUNDS = 3
 SAMPLE_SECONDS = 0.02
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The interpreter whose `pfgen_fast` is measured, and its name in the output."""
+
+    name: str
+    python: str
 
 
 @dataclass
@@ -107,9 +121,11 @@ def children_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_eval(bench: Path, files: list[Path], env: dict[str, str]) -> tuple[float, float, int]:
+def time_eval(
+    bench: Path, files: list[Path], checkout: Checkout, env: dict[str, str]
+) -> tuple[float, float, int]:
     """Wall time, CPU time and peak resident memory (process tree) of one `eval`."""
-    command = [sys.executable, "-m", "pfgen_fast", "eval", "--data", str(bench / "data")]
+    command = [checkout.python, "-m", "pfgen_fast", "eval", "--data", str(bench / "data")]
     cpu_before = children_cpu_seconds()
     peak = 0
     with tempfile.TemporaryFile() as errors:
@@ -130,31 +146,58 @@ def time_eval(bench: Path, files: list[Path], env: dict[str, str]) -> tuple[floa
     return seconds, children_cpu_seconds() - cpu_before, peak
 
 
-def eval_env(cache: Path | None) -> dict[str, str]:
-    """The table cache in `cache` (filled by an eval before the timed ones), or off."""
+def eval_env(checkout: Checkout, cache: Path | None) -> dict[str, str]:
+    """The checkout's own package; the table cache in `cache` (filled by an eval before the timed
+    ones), or off."""
+    env = own_package_env(checkout.python)
     if cache is None:
-        return {**os.environ, "PFGEN_FAST_TABLE_CACHE": "0"}
-    return {**os.environ, "PFGEN_FAST_CACHE": str(cache)}
+        return {**env, "PFGEN_FAST_TABLE_CACHE": "0"}
+    return {**env, "PFGEN_FAST_CACHE": str(cache)}
 
 
-def measure(bench: Path, runs: list[Path], work: Path, cache: Path | None) -> list[Timing]:
-    """N and 2N runs, ROUNDS rounds each, the scales alternating round by round."""
-    env = eval_env(cache)
-    if cache is not None:
-        files = copy_runs(bench, runs[:1], work / "warm", 1)
-        time_eval(bench, files, env)
-    timings = [Timing(copies) for copies in (1, 2)]
-    for round_number in range(ROUNDS):
-        for timing in timings:
-            folder = work / f"round-{round_number}-{timing.copies}"
-            files = copy_runs(bench, runs, folder, timing.copies)
-            timing.xz_seconds = min(timing.xz_seconds, time_xz(files))
-            seconds, cpu_seconds, peak = time_eval(bench, files, env)
-            timing.eval_seconds = min(timing.eval_seconds, seconds)
-            timing.eval_cpu_seconds = min(timing.eval_cpu_seconds, cpu_seconds)
-            timing.peak_bytes = max(timing.peak_bytes, peak)
-            shutil.rmtree(folder)
-    return timings
+def measure(
+    bench: Path, runs: list[Path], work: Path, warm: bool, checkouts: list[Checkout], rounds: int
+) -> tuple[dict[str, list[Timing]], list[str]]:
+    """N and 2N runs, `rounds` rounds each, the scales alternating round by round and the
+    checkouts too, with the files that the checkouts' evals of the first round wrote unequal."""
+    envs: dict[str, dict[str, str]] = {}
+    for index, checkout in enumerate(checkouts):
+        envs[checkout.name] = eval_env(checkout, work / f"cache-{index}" if warm else None)
+        if warm:
+            files = copy_runs(bench, runs[:1], work / f"warm-{index}", 1)
+            time_eval(bench, files, checkout, envs[checkout.name])
+    timings = {checkout.name: [Timing(copies) for copies in (1, 2)] for checkout in checkouts}
+    unequal: list[str] = []
+    for round_number in range(rounds):
+        order = checkouts if round_number % 2 == 0 else checkouts[::-1]
+        for scale, copies in enumerate((1, 2)):
+            folders = [work / f"round-{round_number}-{copies}-{n}" for n in range(len(order))]
+            for checkout, folder in zip(order, folders, strict=True):
+                timing = timings[checkout.name][scale]
+                files = copy_runs(bench, runs, folder, copies)
+                timing.xz_seconds = min(timing.xz_seconds, time_xz(files))
+                seconds, cpu_seconds, peak = time_eval(bench, files, checkout, envs[checkout.name])
+                timing.eval_seconds = min(timing.eval_seconds, seconds)
+                timing.eval_cpu_seconds = min(timing.eval_cpu_seconds, cpu_seconds)
+                timing.peak_bytes = max(timing.peak_bytes, peak)
+            if round_number == 0 and len(folders) == 2:
+                unequal += unequal_files(*folders)
+            for folder in folders:
+                shutil.rmtree(folder)
+    return timings, unequal
+
+
+def unequal_files(first: Path, second: Path) -> list[str]:
+    """The paths (relative) of the files that differ between two folders or are in one only."""
+    names = {path.relative_to(first) for path in first.rglob("*") if path.is_file()}
+    names |= {path.relative_to(second) for path in second.rglob("*") if path.is_file()}
+    return sorted(
+        str(name)
+        for name in names
+        if not (first / name).is_file()
+        or not (second / name).is_file()
+        or (first / name).read_bytes() != (second / name).read_bytes()
+    )
 
 
 def count_answers(runs: list[Path]) -> int:
@@ -219,12 +262,28 @@ def print_timings(timings: list[Timing], num_runs: int, num_answers: int) -> Non
     )
 
 
+def print_comparison(timings: dict[str, list[Timing]], this: str, other: str) -> None:
+    """The eval's speed of this checkout over the other's, N and 2N runs."""
+    print(f"ratio, this checkout's speed over {other}'s:")
+    for mine, theirs in zip(timings[this], timings[other], strict=True):
+        print(
+            f"  {mine.copies}N runs: wall, best {theirs.eval_seconds / mine.eval_seconds:.3f}; "
+            f"CPU time, best {theirs.eval_cpu_seconds / mine.eval_cpu_seconds:.3f}"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", nargs="?", type=Path, help="a pfgen-bench checkout")
     parser.add_argument("--warm-tables", action="store_true", help="tables from a table cache")
     parser.add_argument("--no-reference", action="store_true", help="skip the reference")
+    parser.add_argument("--against", metavar="REV", help="compare the eval with REV's")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds (best of)")
     args = parser.parse_args()
+    checkouts = [Checkout("this checkout", sys.executable)]
+    if args.against:
+        commit = commit_of(args.against)
+        checkouts.append(Checkout(commit[:12], installed_python(commit)))
     bench = args.checkout or bench_dir()
     runs = find_runs(bench)
     if not runs:
@@ -235,21 +294,30 @@ def main() -> int:
         f"cores: {os.cpu_count()}; load average: {os.getloadavg()[0]:.1f}"
     )
     tables = "read from a warm table cache" if args.warm_tables else "built (table cache off)"
-    print(f"best of {ROUNDS} rounds (peak: largest); tables {tables}")
+    print(f"best of {args.rounds} rounds (peak: largest); tables {tables}")
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as temporary:
         work = Path(temporary)
-        cache = work / "cache" if args.warm_tables else None
-        timings = measure(bench, runs, work, cache)
-    print_timings(timings, len(runs), num_answers)
+        timings, unequal = measure(bench, runs, work, args.warm_tables, checkouts, args.rounds)
+    for checkout in checkouts:
+        if len(checkouts) > 1:
+            print(f"{checkout.name}:")
+        print_timings(timings[checkout.name], len(runs), num_answers)
+    if args.against:
+        print_comparison(timings, checkouts[0].name, checkouts[1].name)
+        print(
+            f"outputs DIFFER: {len(unequal)} files ({unequal[0]} first)"
+            if unequal
+            else "outputs equal"
+        )
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if not args.no_reference:
         reference = reference_seconds(bench, runs, num_answers)
         print(
             f"from-spec reference, extrapolated: {reference:.0f} s for the {len(runs)} runs "
             f"({num_answers / reference:,.0f} answers/s; "
-            f"pfgen_fast is {reference / timings[0].eval_seconds:.0f}x)"
+            f"pfgen_fast is {reference / timings[checkouts[0].name][0].eval_seconds:.0f}x)"
         )
-    return 0
+    return 1 if unequal else 0
 
 
 if __name__ == "__main__":

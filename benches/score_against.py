@@ -58,9 +58,11 @@ def installed_python(commit: str) -> str:
     """The interpreter of a scratch environment holding `pfgen_fast` built at `commit`."""
     folder = scratch_root() / commit
     python = folder / "venv" / "bin" / "python"
-    check = [str(python), "-c", "import pfgen_fast._core"]
-    if python.exists() and subprocess.run(check, cwd="/", capture_output=True).returncode == 0:
-        return str(python)
+    if python.exists():
+        check = [str(python), "-c", "import pfgen_fast._core"]
+        env = own_package_env(str(python))
+        if subprocess.run(check, cwd="/", env=env, capture_output=True).returncode == 0:
+            return str(python)
     source = folder / "source"
     source.mkdir(parents=True, exist_ok=True)
     print(f"building {commit[:12]} into {folder} (once) ...", flush=True)
@@ -80,9 +82,25 @@ def installed_python(commit: str) -> str:
     return str(python)
 
 
+def own_package_env(python: str) -> dict[str, str]:
+    """The environment in which `python` imports the `pfgen_fast` meant: this checkout's for this
+    interpreter, the scratch environment's own for a revision's (`PYTHONPATH` would shadow it);
+    bytecode written, so that a checkout's modules are not compiled again in every timed run
+    (an installed revision's come compiled)."""
+    unset = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+    env = {name: value for name, value in os.environ.items() if name not in unset}
+    if python == sys.executable:
+        env["PYTHONPATH"] = str(ROOT / "python")
+    return env
+
+
 def knows_legacy_sum(python: str) -> bool:
     done = subprocess.run(
-        [python, "-m", "pfgen_fast", "score", "--help"], cwd="/", capture_output=True, text=True
+        [python, "-m", "pfgen_fast", "score", "--help"],
+        cwd="/",
+        env=own_package_env(python),
+        capture_output=True,
+        text=True,
     )
     return "--legacy-sum" in done.stdout
 
@@ -94,7 +112,8 @@ def children_cpu() -> float:
 
 def run_score(side: Side, data_dir: Path, answers: Path, output: Path) -> tuple[float, float]:
     """Wall time and CPU time (user and system) of one `score` run."""
-    env = {**os.environ, "PFGEN_FAST_CACHE": str(side.cache), "RAYON_NUM_THREADS": "1"}
+    env = {**own_package_env(side.python), "PFGEN_FAST_CACHE": str(side.cache)}
+    env["RAYON_NUM_THREADS"] = "1"
     command = [
         "taskset",
         "-c",

@@ -5,7 +5,6 @@ Each failure stays its item's; the others are judged and written, and the status
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -17,7 +16,6 @@ from judge_reference import spec_order, spec_pair
 from scripted_judge import ANSWER, ScriptedJudge
 
 from pfgen_fast.cli import main
-from pfgen_fast.common.llm import LLMError
 from pfgen_fast.testing import Reply, Responder, StandInServer, serve
 
 PAIRS = [
@@ -108,13 +106,6 @@ def test_the_default_bound_is_sent(capsys: pytest.CaptureFixture[str], tmp_path:
     assert settings["extra_body"] == {"top_k": 20}
 
 
-def per_item_refusals() -> bool:
-    """Whether the model client makes a request the server refuses its item's error (rather
-    than stopping the run)."""
-    return "reason" in inspect.signature(LLMError.__init__).parameters
-
-
-@pytest.mark.skipif(not per_item_refusals(), reason="needs the client's per-item refusals")
 def test_one_item_longer_than_the_context(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -257,7 +257,7 @@ def test_version(tmp_path: Path) -> None:
 def test_eval_rejects_jobs_below_one(tmp_path: Path, jobs: str) -> None:
     checkout(tmp_path, ["org/model"])
     result = run_cli("eval", "--jobs", jobs, cwd=tmp_path)
-    assert_one_line_error(result, "--jobs")
+    assert_one_line_error(result, "--jobs", status=2)
     assert not (tmp_path / "result" / "org" / "model" / "result.json").exists()
 
 

@@ -100,11 +100,14 @@ def run_cli(
     )
 
 
-def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> str:
-    """The run failed with status 1 and one `error:` line holding every needle."""
+def assert_one_line_error(
+    result: subprocess.CompletedProcess[str], *needles: str, status: int = 1
+) -> str:
+    """The run failed with `status` (2: a usage error) and one `error:` line holding every
+    needle."""
     assert "Traceback" not in result.stderr, result.stderr
     assert "error: unexpected" not in result.stderr, result.stderr  # the guard caught a bug
-    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert result.returncode == status, (result.returncode, result.stderr)
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert errors, result.stderr
     for needle in needles:

@@ -326,7 +326,7 @@ def test_an_image_that_cannot_be_read_leaves_out_that_image_alone(tmp_path: Path
     )
     out = tmp_path / "out"
     done = run_cli("site", out, "--mm", results)
-    assert done.returncode == 1
+    assert done.returncode == 0, done.stderr  # every run is shown; the page says what it lacks
     # the first image is that of the first row's two questions
     reason = f"its file {missing} cannot be read (No such file or directory)"
     note = (
@@ -350,7 +350,7 @@ def test_a_moved_dataset_is_a_note_until_mm_data_names_it(tmp_path: Path) -> Non
     shutil.move(datasets[MM_TASK], moved)
     out = tmp_path / "out"
     done = run_cli("site", out, "--mm", results)
-    assert done.returncode == 1
+    assert done.returncode == 0, done.stderr  # the site is built; the page and a warning say why
     [warning] = done.stderr.strip().splitlines()
     assert warning.startswith("warning: ") and str(datasets[MM_TASK]) in warning
     pages, shared = site_documents(out)

@@ -115,7 +115,7 @@ def add_task(
 ) -> None:
     """The task's shared items and a run page for each of its runs."""
     if images.warned and images.problem is not None:
-        collected.warnings.append(images.problem)
+        collected.notices.append(images.problem)
     items = shared_items([result for _, result in runs], images.paths)
     shared = Shared(shared_id, run_labels([row for row, _ in runs]), items)
     collected.shared.append(shared)

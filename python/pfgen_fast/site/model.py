@@ -176,7 +176,9 @@ class Collected:
     shared: list[Shared] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)  # paths relative to OUT
     notes: dict[str, list[str]] = field(default_factory=dict)  # bench -> lines shown on its tab
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # an input left out: exit status 1
+    # What a page lacks though every input was used (a task's images): said, exit status 0.
+    notices: list[str] = field(default_factory=list)
 
     def nothing_recognised(self, root: Path, looked_for: str) -> None:
         """The warning for an input that holds none of its benchmark's results."""

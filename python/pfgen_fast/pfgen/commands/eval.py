@@ -57,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet_argument(parser)
 
 
+# The summary's totals, in its table and its JSON: to 4 places, rounded once from the sum.
+SUMMARY_PLACES = 4
+
+
 def summary_row(outcome: RunOutcome, legacy_sum: bool) -> dict[str, Any]:
     result = outcome.result or {}
     config = result.get("config") or {}
@@ -70,8 +74,8 @@ def summary_row(outcome: RunOutcome, legacy_sum: bool) -> dict[str, Any]:
         "score": result.get("score"),
         "score_std": result.get("score_std"),
         "length": result.get("length"),
-        "fluency": None if figures is None else figures.rounded_fluency,
-        "truthfulness": None if figures is None else figures.rounded_truthfulness,
+        "fluency": None if figures is None else round(figures.fluency, SUMMARY_PLACES),
+        "truthfulness": None if figures is None else round(figures.truthfulness, SUMMARY_PLACES),
         "helpfulness": None if figures is None else figures.helpfulness,
         "error": outcome.error,
     }
@@ -91,8 +95,8 @@ def print_runs(rows: list[dict[str, Any]]) -> None:
             number(row["score"], 4),
             number(row["score_std"], 4),
             number(row["length"], 1),
-            number(row["fluency"], 4),
-            number(row["truthfulness"], 4),
+            number(row["fluency"], SUMMARY_PLACES),
+            number(row["truthfulness"], SUMMARY_PLACES),
             number(row["helpfulness"], 4),
             STATUS_SHOWN[row["status"]],
             row["path"],

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = Inputs(args.pfgen, args.lctg, args.mm, dict(args.mm_data), args.judge)
     inputs.check()
     collected = write_site(args.out, args.title, lambda work: collect(inputs, work))
-    for warning in collected.warnings:
+    for warning in [*collected.warnings, *collected.notices]:
         print(f"warning: {warning}", file=sys.stderr)
     rows = sum(len(board.rows) for board in collected.boards)
     print(f"wrote {args.out / 'index.html'}: {rows} rows, {len(collected.pages)} run pages")
