@@ -95,9 +95,9 @@ class Command:
 
 
 COMMANDS = [
-    Command("report --output", ".csv", lambda i, o: [
+    Command("report --table", ".csv", lambda i, o: [
         "report", "--data", i / "data", i / "result/org/model/result.json", "--format", "csv",
-        "--output", o], any_name=True),
+        "--table", o], any_name=True),
     Command("synth --out", ".jsonl", lambda i, o: [
         "synth", "--data", i / "data", "--question", "Q01", "--count", "5", "--out", o],
         any_name=True),
