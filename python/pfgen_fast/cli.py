@@ -24,6 +24,8 @@ from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.rooms import Command, Room
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from _typeshed import ReadableBuffer
 
 # The rooms' cli modules, each holding its ROOM. They import nothing heavy: a command's own
@@ -141,11 +143,38 @@ def running_loop() -> Any:
         return None
 
 
-def on_sigterm(signum: int, frame: object) -> None:
+# How soon a SIGTERM that came during an import is delivered again.
+REDELIVERY_SECONDS = 0.01
+
+
+def importing(frame: FrameType | None) -> bool:
+    """Whether the interrupted code runs inside an import: importlib's callbacks (module
+    locks' weak references) drop an exception raised in them, and some compiled modules crash
+    when one interrupts their initialisation."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def deliver_again_soon() -> None:
+    """SIGTERM again once the interpreter has left the code it interrupted."""
+    timer = threading.Timer(REDELIVERY_SECONDS, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.daemon = True
+    timer.start()
+
+
+def on_sigterm(signum: int, frame: FrameType | None) -> None:
     """Raises Terminated; inside a running event loop (the model-calling commands), where the
     loop's own callbacks would log and drop the exception and task groups would wrap it, the
     loop's tasks are cancelled instead, as asyncio.run does on SIGINT: the CancelledError
-    that ends the loop then ends the command as terminated."""
+    that ends the loop then ends the command as terminated. During an import, where the
+    exception could be dropped or crash a compiled module, the signal comes again a moment
+    later."""
+    if importing(frame):
+        deliver_again_soon()
+        return
     loop = running_loop()
     if loop is None:
         raise Terminated
