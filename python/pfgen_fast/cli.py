@@ -165,11 +165,21 @@ def deliver_again_soon() -> None:
     timer.start()
 
 
+def cancel_every_task(loop: Any) -> None:
+    import asyncio
+
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+
+
 def on_sigterm(signum: int, frame: FrameType | None) -> None:
     """Raises Terminated; inside a running event loop (the model-calling commands), where the
     loop's own callbacks would log and drop the exception and task groups would wrap it, the
     loop's tasks are cancelled instead, as asyncio.run does on SIGINT: the CancelledError
-    that ends the loop then ends the command as terminated. During an import, where the
+    that ends the loop then ends the command as terminated. The cancelling is a callback of
+    the loop, not done in the handler: the handler may interrupt a task between spawning a
+    child and its first await, and a child cancelled before its first step leaves its
+    coroutine never awaited (a RuntimeWarning at exit). During an import, where the
     exception could be dropped or crash a compiled module, the signal comes again a moment
     later."""
     if importing(frame):
@@ -178,12 +188,8 @@ def on_sigterm(signum: int, frame: FrameType | None) -> None:
     loop = running_loop()
     if loop is None:
         raise Terminated
-    import asyncio
-
     TERMINATED_LOOP.set()
-    for task in asyncio.all_tasks(loop):
-        task.cancel()
-    loop.call_soon_threadsafe(lambda: None)  # wakes the loop from its wait
+    loop.call_soon_threadsafe(cancel_every_task, loop)
 
 
 def issue_tracker() -> str:

@@ -92,4 +92,5 @@ def test_many_early_sigterms_exit_143(tmp_path: Path) -> None:
         silent.close()
     wrong = [(code, err) for code, err in outcomes if code != 143 or "Traceback" in err]
     assert not wrong, wrong[:3]
-    assert all(err.strip().splitlines()[-1] == "terminated" for _, err in outcomes)
+    not_last = [err for _, err in outcomes if err.strip().splitlines()[-1] != "terminated"]
+    assert not not_last, not_last[:3]
