@@ -3,9 +3,10 @@ of the working tree with no `../shared` beside it, none of the variables naming 
 empty user cache and the network off. It passes when nothing errs or fails, collection
 included, when the tests that need the files are skipped with the reasons that say how to get
 them, and when no other skip is about the files. The skipped tests' node ids go to FILE: the
-next step of `.ci/run` runs them with the files, so that every test runs once.
+next step of `.ci/run` runs them with the files, so that every test runs once. Arguments after
+FILE go to pytest.
 
-    python3 .ci/without_shared.py FILE
+    python3 .ci/without_shared.py FILE [PYTEST_ARGUMENT ...]
 """
 
 from __future__ import annotations
@@ -51,9 +52,9 @@ def copy_project(target: Path) -> None:
     shutil.copytree(ROOT, target, symlinks=True, ignore=ignored)
 
 
-def run_suite(scratch: Path, skipped: Path) -> tuple[int, Path]:
-    """pytest's status and its JUnit report, run in a copy of the tree in `scratch`; the
-    skipped tests' node ids written to `skipped`."""
+def run_suite(scratch: Path, skipped: Path, arguments: list[str]) -> tuple[int, Path]:
+    """pytest's status and its JUnit report, run with `arguments` in a copy of the tree in
+    `scratch`; the skipped tests' node ids written to `skipped`."""
     project = scratch / "project"  # no `shared` beside it
     copy_project(project)
     report = scratch / "report.xml"
@@ -67,7 +68,7 @@ def run_suite(scratch: Path, skipped: Path) -> tuple[int, Path]:
         XDG_CACHE_HOME=str(scratch / "xdg-cache"),
     )
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "skipped_ids"]
-    command += [f"--junitxml={report}", f"--skipped-ids={skipped.resolve()}"]
+    command += [f"--junitxml={report}", f"--skipped-ids={skipped.resolve()}", *arguments]
     done = subprocess.run([*prefix, *command], cwd=project, env=environment)
     return done.returncode, report
 
@@ -102,11 +103,12 @@ def problems_in(report: Path, shared: Path) -> list[str]:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print("usage: python3 .ci/without_shared.py SKIPPED_IDS_FILE", file=sys.stderr)
+    if len(sys.argv) < 2:
+        usage = "usage: python3 .ci/without_shared.py SKIPPED_IDS_FILE [PYTEST_ARGUMENT ...]"
+        print(usage, file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="pfgen-fast-without-shared-") as scratch:
-        status, report = run_suite(Path(scratch), Path(sys.argv[1]))
+        status, report = run_suite(Path(scratch), Path(sys.argv[1]), sys.argv[2:])
         if status == NO_TESTS_COLLECTED:
             print("without ../shared: no test was collected", file=sys.stderr)
             return status
