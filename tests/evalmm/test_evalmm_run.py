@@ -106,6 +106,21 @@ def mm_run(url: str | list[str], data: Path, out: Path, *extra: Any, task: str =
     )  # fmt: skip
 
 
+def test_progress_counts_the_tasks_items_from_the_start(tmp_path: Path) -> None:
+    """Piped: plain lines with done/total (the items counted before the first request), the
+    total corrected to the requests made when an item's image fails; at most 11 lines."""
+    data = one_image_task(tmp_path / "data", [*mixed_images(39), b""])
+    out = tmp_path / "result"
+    with serve() as vlm:
+        result = mm_run(vlm.base_url, data, out, "--concurrency", "1")
+    assert result.returncode == 1, result.stderr  # the 0-byte image fails its item
+    shown = [line for line in result.stderr.splitlines() if line.startswith(f"{TASK}: ")]
+    progress = [line for line in shown if "/s" in line]
+    assert progress and len(progress) <= 11, result.stderr
+    assert progress[0].startswith(f"{TASK}: 4/40 (10%)"), result.stderr
+    assert progress[-1].startswith(f"{TASK}: 39/39 (100%)"), result.stderr
+
+
 def original_result_schema() -> Any:
     """llm-jp-eval-mm's own reader of result folders (a module of the standard library only)."""
     path = published.evalmm_dir() / "src" / "eval_mm" / "result_schema.py"

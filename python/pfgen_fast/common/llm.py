@@ -174,18 +174,27 @@ class LLMClient:
         *,
         on_result: Callable[[int, LLMReply | LLMError], None] | None = None,
         label: str = "requests",
+        total: int | None = None,
     ) -> list[LLMReply | LLMError]:
         """The replies in request order (an LLMError where a request failed, see the module's
         docstring). As each request is done, `on_result(index, result)` then `progress(done,
-        total)` are called (an exception they raise stops the run; `total` is 0 when
-        `requests` has no length). An iterator is read only as servers are free. `label`
+        total)` are called (an exception they raise stops the run). An iterator is read only
+        as servers are free; `total` says how many requests it gives at most (the count is
+        corrected when it ends; without it, and without a length, `total` is 0). `label`
         names the run's progress bar. Not callable from a running event loop."""
-        total = len(requests) if isinstance(requests, Sized) else 0
+        if total is None:
+            total = len(requests) if isinstance(requests, Sized) else 0
         log = None if self.log_path is None else ReplyLog(self.log_path)
         writer = None if self.cache_path is None else CacheWriter(self.cache_path)
         bar = None if self.progress is None else self.progress.task(label, total or None)
         try:
-            reporting = Reporting(on_result, progress, bar.advance if bar else None, log)
+            reporting = Reporting(
+                on_result,
+                progress,
+                bar.advance if bar else None,
+                bar.set_total if bar else None,
+                log,
+            )
             dispatcher = Dispatcher(self, iter(requests), total, reporting, writer)
             return asyncio.run(dispatcher.run())
         finally:

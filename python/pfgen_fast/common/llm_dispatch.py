@@ -146,12 +146,13 @@ class ReplyLog:
 @dataclass
 class Reporting:
     """Where a run tells what it did: `on_result(index, result)` then `progress(done,
-    total)` as each request is done, `advance(cached=, failed=)` for a progress bar, and the
-    log."""
+    total)` as each request is done, `advance(cached=, failed=)` and `set_total(count)` for a
+    progress bar, and the log."""
 
     on_result: Callable[[int, Result], None] | None = None
     progress: Callable[[int, int], None] | None = None
     advance: Callable[..., None] | None = None
+    set_total: Callable[[int], None] | None = None
     log: ReplyLog | None = None
 
 
@@ -256,6 +257,10 @@ class Dispatcher:
         request = next(self.requests, None)
         if request is None:
             self.exhausted = True
+            if self.total and self.total != len(self.results):  # fewer than said at most
+                self.total = len(self.results)
+                if self.reporting.set_total is not None:
+                    self.reporting.set_total(self.total)
             return None
         self.results.append(None)
         client = self.client

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pfgen_fast.common.errors import DataError
+from pfgen_fast.common.files import cache_dir
 
 REFERENCE_DATA = Path(__file__).resolve().parents[1] / "reference_data"
 
@@ -22,18 +24,31 @@ REFERENCE_DATA = Path(__file__).resolve().parents[1] / "reference_data"
 @dataclass(frozen=True)
 class PublishedData:
     """`manifest`: a file of `reference_data/` with `repository`, `ref`, `archive_url` (with
-    `{ref}`) and `files` (relative path -> digest). `folder`: the archive's folder that is the
-    data directory (its files are all kept), or None to keep the manifest's files at their
-    paths. `more_problems`: checks beyond the digests, once those match."""
+    `{ref}`) and `files` (relative path -> digest). Without a folder given the files are
+    looked for in the folder `variable` names, else in the fetched copy; `find_default`
+    replaces that search where a benchmark has its own. `folder`: the archive's folder that
+    is the data directory (its files are all kept), or None to keep the manifest's files at
+    their paths. `more_problems`: checks beyond the digests, once those match."""
 
     name: str  # as messages name the benchmark
     manifest: str  # file name in reference_data/
-    fetched_dir: Callable[[], Path]  # where `data fetch` writes without --dest
-    default_dir: Callable[[], Path | None]  # where the files are looked for by default
+    cached: str  # the folder below the user cache where `data fetch` writes without --dest
     hint: str  # how to get the files, for errors
+    variable: str | None = None  # the environment variable that names the folder
+    find_default: Callable[[], Path | None] | None = None
     algorithm: str = "sha256"
     folder: str | None = None
     more_problems: Callable[[Path, dict[str, Any]], list[str]] | None = None
+
+    def fetched_dir(self) -> Path:
+        return cache_dir() / self.cached
+
+    def default_dir(self) -> Path | None:
+        """Where the files are looked for when no folder is given."""
+        if self.find_default is not None:
+            return self.find_default()
+        named = os.environ.get(self.variable) if self.variable else None
+        return Path(named) if named else self.fetched_dir()
 
     def load_manifest(self) -> dict[str, Any]:
         return json.loads((REFERENCE_DATA / self.manifest).read_text(encoding="utf-8"))

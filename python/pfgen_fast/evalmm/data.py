@@ -6,11 +6,9 @@ pinned commit and checked against `reference_data/llm-jp-eval-mm.json`, else an 
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.files import cache_dir
 from pfgen_fast.common.published_data import PublishedData
 
 PACKAGE = "src/eval_mm"  # the eval_mm package in the repository
@@ -20,23 +18,18 @@ FETCH_HINT = (
 )
 
 
-def fetched_dir() -> Path:
-    return cache_dir() / "evalmm" / "llm-jp-eval-mm"
+PUBLISHED = PublishedData(
+    name="llm-jp-eval-mm",
+    manifest="llm-jp-eval-mm.json",
+    cached="evalmm/llm-jp-eval-mm",
+    hint=FETCH_HINT,
+    variable="EVALMM_DIR",
+)
 
 
 def default_data_dir() -> Path:
     """`$EVALMM_DIR`, else the fetched copy in the user cache."""
-    env = os.environ.get("EVALMM_DIR")
-    return Path(env) if env else fetched_dir()
-
-
-PUBLISHED = PublishedData(
-    name="llm-jp-eval-mm",
-    manifest="llm-jp-eval-mm.json",
-    fetched_dir=fetched_dir,
-    default_dir=default_data_dir,
-    hint=FETCH_HINT,
-)
+    return PUBLISHED.default_dir() or PUBLISHED.fetched_dir()
 
 
 def installed_package_dir() -> Path | None:

@@ -252,7 +252,9 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
             asked.append(len(predictions) - 1)
             yield request
 
-    results = client.run(requests(), label=run.task)
+    # The bar's total: a first pass over the items, which decodes no image.
+    total = sum(1 for _ in run.items())
+    results = client.run(requests(), label=run.task, total=total)
     for index, result in zip(asked, results, strict=True):
         prediction = predictions[index]
         if isinstance(result, LLMError):

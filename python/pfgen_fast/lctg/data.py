@@ -4,12 +4,10 @@ files are CC BY-NC-SA 4.0 and never shipped), and the prompt sets loaded from th
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from pfgen_fast.common.errors import DataError
-from pfgen_fast.common.files import cache_dir
 from pfgen_fast.common.jsonl import iter_json_lines, require
 from pfgen_fast.common.published_data import PublishedData
 
@@ -32,22 +30,12 @@ class PromptRow:
     prohibited_word: str
 
 
-def default_data_dir() -> Path:
-    """`$LCTG_BENCH_DIR`, else the fetched copy in the user cache."""
-    env = os.environ.get("LCTG_BENCH_DIR")
-    return Path(env) if env else fetched_dir()
-
-
-def fetched_dir() -> Path:
-    return cache_dir() / "lctg" / "LCTG-Bench"
-
-
 PUBLISHED = PublishedData(
     name="LCTG Bench",
     manifest="lctg-bench.json",
-    fetched_dir=fetched_dir,
-    default_dir=default_data_dir,
+    cached="lctg/LCTG-Bench",
     hint=FETCH_HINT,
+    variable="LCTG_BENCH_DIR",
 )
 
 

@@ -9,7 +9,6 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.files import cache_dir
 from pfgen_fast.common.published_data import PublishedData
 from pfgen_fast.pfgen.outputs import DATA_DEFAULT as DATA_DEFAULT
 from pfgen_fast.pfgen.outputs import QUESTION_FILE, question_files
@@ -42,8 +41,8 @@ def unpublished_files(data_dir: Path, manifest: dict[str, Any]) -> list[str]:
 PUBLISHED = PublishedData(
     name="pfgen-bench",
     manifest="pfgen-bench-data.json",
-    fetched_dir=lambda: cache_dir() / "data",
-    default_dir=default_data_dir,
+    cached="data",
+    find_default=default_data_dir,
     hint="give DIR (the data/ directory of a pfgen-bench checkout), set PFGEN_DATA_DIR, or run "
     "`python -m pfgen_fast data fetch` first",
     algorithm="sha1",

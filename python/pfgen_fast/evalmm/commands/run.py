@@ -17,6 +17,7 @@ from pfgen_fast.common.llm_options import (
     add_strip_reasoning_argument,
     client_from_args,
 )
+from pfgen_fast.common.progress import progress_from_args
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
     JUDGE_MAX_TOKENS_HELP,
@@ -288,4 +289,5 @@ def open_run_judge(args: argparse.Namespace, metrics: list[str]) -> LLMClient | 
         max_retries=args.max_retries,
         cache_path=None if args.no_cache else DEFAULT,
         log_path=args.out / JUDGE_LOG,
+        progress=progress_from_args(args),
     )

@@ -125,7 +125,7 @@ def ask(
         )
         for content in contents
     ]
-    results = client_of(options).run(requests) if requests else []
+    results = client_of(options).run(requests, label=f"{metric} judging") if requests else []
     texts: list[str | None] = []
     failures = options.judge_failures.setdefault(metric, {})
     for item, result in zip(items, results, strict=True):
