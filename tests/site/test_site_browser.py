@@ -376,6 +376,15 @@ def test_the_csv_download_equals_the_table(site: Site) -> None:
 
 
 def test_no_request_outside_out_and_no_console_error(site: Site) -> None:
+    """What every test of the module opened, and a pfgen run and an mm run opened here (the
+    test may come first in its pytest worker)."""
+    site.open_index("#pfgen")
+    site.css('tr[data-run="result/sbintuitions/sarashina1-13b/9c5badf"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 50")
+    site.open_index("#mm")
+    site.css(f'tr[data-run="{MM_TASK}/org/vlm-small"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 3")
+    all_loaded(site, 3)
     site.collect_logs()
     assert site.urls, "the DevTools log recorded no request"
     inside = site.out.as_uri() + "/"
