@@ -252,8 +252,9 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
             asked.append(len(predictions) - 1)
             yield request
 
-    # The bar's total: a first pass over the items, which decodes no image.
-    total = sum(1 for _ in run.items())
+    # The bar's total: a first pass over the items, which decodes no image (none without a bar).
+    shown = client.progress is not None and client.progress.enabled
+    total = sum(1 for _ in run.items()) if shown else None
     results = client.run(requests(), label=run.task, total=total)
     for index, result in zip(asked, results, strict=True):
         prediction = predictions[index]
