@@ -474,12 +474,16 @@ def test_default_metrics_with_a_judge_on_its_own_server(tmp_path: Path) -> None:
         done = run_cli(
             "mm", "run", "--task", TASK, "--model", "m", "--base-url", url, "--data", data,
             "--out", tmp_path / "r", "--judge-model", "judge", "--judge-base-url", judge_url,
-            "--evalmm-dir", published.evalmm_dir(), cwd=tmp_path,
+            "--evalmm-dir", published.evalmm_dir(), "--extra-body", '{"top_k": 20}',
+            cwd=tmp_path,
         )  # fmt: skip
     assert "--judge-base-url and --judge-model" in one_line_error(without)
     assert done.returncode == 0, done.stderr
     assert model.requests_count == 3 and judge.requests_count == 3
+    # --extra-body is the model's: the judge's requests go without it.
+    assert all(s.body["top_k"] == 20 for s in model.received)
     assert all(s.model == "judge" and not s.images for s in judge.received)
+    assert all("top_k" not in s.body for s in judge.received)
     evaluation = json.loads((tmp_path / "r" / TASK / "m" / "evaluation.jsonl").read_text())
     assert list(evaluation) == ["llm-as-a-judge", "rougel"]
     assert evaluation["llm-as-a-judge"]["overall_score"] == 4.0

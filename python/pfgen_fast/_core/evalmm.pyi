@@ -14,30 +14,14 @@ __all__ = [
     "token_ids",
 ]
 
-def rouge_l(
-    ids: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    left: npt.NDArray[np.uint64],
-    right: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.float64]: ...
-def sentence_bleu(
-    ids: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    left: npt.NDArray[np.uint64],
-    right: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.float64]: ...
-def bag_overlap(
-    ids: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    left: npt.NDArray[np.uint64],
-    right: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.uint64]: ...
-def levenshtein(
-    ids: npt.NDArray[np.uint32],
-    offsets: npt.NDArray[np.uint64],
-    left: npt.NDArray[np.uint64],
-    right: npt.NDArray[np.uint64],
-) -> npt.NDArray[np.uint64]: ...
-def token_ids(
-    texts: Sequence[str],
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...
+_U32 = npt.NDArray[np.uint32]
+_U64 = npt.NDArray[np.uint64]
+_F64 = npt.NDArray[np.float64]
+
+# Texts as `token_ids` gives them (text i's tokens are ids[offsets[i]:offsets[i + 1]]), and the
+# pairs to compare as two arrays of text indices: one figure per pair.
+def rouge_l(ids: _U32, offsets: _U64, left: _U64, right: _U64) -> _F64: ...
+def sentence_bleu(ids: _U32, offsets: _U64, left: _U64, right: _U64) -> _F64: ...
+def bag_overlap(ids: _U32, offsets: _U64, left: _U64, right: _U64) -> _U64: ...
+def levenshtein(ids: _U32, offsets: _U64, left: _U64, right: _U64) -> _U64: ...
+def token_ids(texts: Sequence[str]) -> tuple[_U32, _U64]: ...

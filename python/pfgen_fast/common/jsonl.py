@@ -38,6 +38,11 @@ def parse_json_line(raw: bytes, where: str) -> dict[str, Any]:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         raise InputError(f"{where}: {line_problem(raw, error)}") from None
+    return require_object(value, where)
+
+
+def require_object(value: Any, where: str) -> dict[str, Any]:
+    """`value` if it is a JSON object; an InputError at `where` otherwise."""
     if not isinstance(value, dict):
         raise InputError(f"{where}: {not_an_object(value)}")
     return value
@@ -49,6 +54,11 @@ def line_problem(raw: bytes, error: orjson.JSONDecodeError) -> str:
         raw.decode("utf-8")
     except UnicodeDecodeError as bad:
         return f"not valid UTF-8 at byte {bad.start}"
+    return json_problem(error)
+
+
+def json_problem(error: json.JSONDecodeError) -> str:
+    """A JSON reader's complaint (orjson's errors are json's kind too)."""
     return f"not valid JSON: {error.msg} (column {error.colno})"
 
 

@@ -140,18 +140,27 @@ def client_from_args(
     log_path: Path | None,
     accept_400: bool = False,
     show_progress: bool = True,
+    cache: bool = True,
+    server: tuple[str, str] | None = None,
 ) -> LLMClient:
     """A client configured by the options of `add_llm_arguments`, showing a bar per run unless
-    `--quiet` (or `show_progress` is False: the command shows its own)."""
-    return LLMClient(
+    `--quiet` (or `show_progress` is False: the command shows its own). `cache` False: never
+    the response cache, whatever `--no-cache` says. `server`: the base URL and model of a second
+    server the command asks (`mm run`'s judge), which gets no `--extra-body` (that is for the
+    command's own server)."""
+    base_url, model = server or (
         getattr(args, "base_urls", None) or args.base_url,
         getattr(args, args.llm_model_dest),
+    )
+    return LLMClient(
+        base_url,
+        model,
         concurrency=args.concurrency,
         timeout=args.timeout,
         max_retries=args.max_retries,
-        cache_path=None if args.no_cache else DEFAULT,
+        cache_path=DEFAULT if cache and not args.no_cache else None,
         log_path=log_path,
         accept_400=accept_400,
-        extra_body=args.extra_body,
+        extra_body=None if server else args.extra_body,
         progress=progress_from_args(args) if show_progress else None,
     )

@@ -208,8 +208,8 @@ class Flaky:
     empty_every: int = 0
     slow_every: int = 0
     slow_seconds: float = 0.0
-    count: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    count: int = field(default=0, init=False)  # requests so far
+    lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __call__(self, path: str, body: dict[str, Any]) -> Reply:
         with self.lock:

@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from pfgen_fast.common.cli_args import non_negative_float, positive_float, positive_int
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.llm import DEFAULT, LLMClient
+from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
     add_strip_reasoning_argument,
     client_from_args,
 )
-from pfgen_fast.common.progress import progress_from_args
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
     JUDGE_MAX_TOKENS_HELP,
@@ -281,13 +280,6 @@ def open_run_judge(args: argparse.Namespace, metrics: list[str]) -> LLMClient | 
             "(or --metrics without judged ones, or --inference-only)"
         )
     check_judge_prompts(judged, args.evalmm_dir)
-    return LLMClient(
-        args.judge_base_url,
-        args.judge_model,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-        cache_path=None if args.no_cache else DEFAULT,
-        log_path=args.out / JUDGE_LOG,
-        progress=progress_from_args(args),
+    return client_from_args(
+        args, log_path=args.out / JUDGE_LOG, server=(args.judge_base_url, args.judge_model)
     )

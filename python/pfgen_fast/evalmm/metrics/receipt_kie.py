@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.jsonl import json_problem, require_object
 
 # The receipt's fields, in the order of the gold object (tasks/items.py builds it) and of the
 # per-field accuracies.
@@ -70,13 +71,13 @@ def parse_prediction(text: str) -> dict[str, Any] | None:
 
 
 def parse_reference(text: str, where: str) -> dict[str, Any]:
+    """The receipt `ref` holds, read by `json` as the original reads it."""
+    field = f'{where}: field "ref"'
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(f'{where}: field "ref": not a JSON string ({error})') from None
-    if not isinstance(value, dict):
-        raise InputError(f'{where}: field "ref": expected a JSON object')
-    return value
+        raise InputError(f"{field}: {json_problem(error)}") from None
+    return require_object(value, field)
 
 
 def check_reference(doc: dict[str, Any], where: str) -> None:

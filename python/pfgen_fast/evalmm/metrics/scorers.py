@@ -78,6 +78,12 @@ def by_docs(
     return lambda scores, batch: function(scores, batch.docs)
 
 
+def by_scores(
+    function: Callable[[list[Any]], Aggregate],
+) -> Callable[[list[Any], Batch], Aggregate]:
+    return lambda scores, _batch: function(scores)
+
+
 def score_rougel(batch: Batch) -> list[Any]:
     from pfgen_fast.evalmm.metrics.rouge import rouge_l_scores
 
@@ -131,8 +137,18 @@ def score_jmmmu(batch: Batch) -> list[Any]:
     return mmmu.score_items(batch.refs, batch.preds, batch.docs, parser)
 
 
-def mmmu_aggregate(domains: dict[str, list[str]]) -> Callable[[list[Any], Batch], Aggregate]:
-    return lambda scores, batch: mmmu.aggregate(scores, batch.docs, domains)
+def mmmu_scorer(
+    name: str, score: Callable[[Batch], list[Any]], domains: dict[str, list[str]]
+) -> Scorer:
+    """MMMU and JMMMU: the same fields and checks, aggregated over their own subject domains."""
+    return Scorer(
+        name,
+        score,
+        lambda scores, batch: mmmu.aggregate(scores, batch.docs, domains),
+        fields=(("id", str), ("question_type", str)),
+        check=mmmu.check_item,
+        fields_note="(and options on multiple-choice items)",
+    )
 
 
 def judge_mean(key: str) -> Callable[[list[Any], Batch], Aggregate]:
@@ -143,8 +159,6 @@ def heron_aggregate(scores: list[Any], batch: Batch) -> Aggregate:
     return judges.heron_aggregate(scores, batch.docs)
 
 
-MMMU_FIELDS = (("id", str), ("question_type", str))
-MMMU_NOTE = "(and options on multiple-choice items)"
 SCORERS: dict[str, Scorer] = {}
 
 
@@ -196,44 +210,20 @@ register(
 )
 register(Scorer("cc-ocr", score_cc_ocr, aggregate_cc_ocr))
 register(Scorer("ai2d", per_item(match.ai2d_match), simple("accuracy")))
-register(
-    Scorer(
-        "blink",
-        per_item(match.blink_match),
-        lambda scores, _batch: aggregate.with_counts(scores),
-    )
-)
+register(Scorer("blink", per_item(match.blink_match), by_scores(aggregate.with_counts)))
 register(Scorer("jawildtext-handwriting-ocr", score_handwriting, simple("cer_similarity")))
 register(Scorer("mathvista", per_item(mathvista.mathvista_match), simple("accuracy")))
 register(
     Scorer(
         "jawildtext-receipt-kie",
         per_item(receipt_kie.score_item),
-        lambda scores, _batch: receipt_kie.aggregate(scores),
+        by_scores(receipt_kie.aggregate),
         check=receipt_kie.check_reference,
         ref_help="the receipt as a JSON object in a string",
     )
 )
-register(
-    Scorer(
-        "mmmu",
-        score_mmmu,
-        mmmu_aggregate(mmmu.MMMU_DOMAINS),
-        fields=MMMU_FIELDS,
-        check=mmmu.check_item,
-        fields_note=MMMU_NOTE,
-    )
-)
-register(
-    Scorer(
-        "jmmmu",
-        score_jmmmu,
-        mmmu_aggregate(mmmu.JMMMU_DOMAINS),
-        fields=MMMU_FIELDS,
-        check=mmmu.check_item,
-        fields_note=MMMU_NOTE,
-    )
-)
+register(mmmu_scorer("mmmu", score_mmmu, mmmu.MMMU_DOMAINS))
+register(mmmu_scorer("jmmmu", score_jmmmu, mmmu.JMMMU_DOMAINS))
 
 
 def register_judged(

@@ -10,15 +10,10 @@ from typing import Any
 import orjson
 
 from pfgen_fast.common.files import check_writable_folder
-from pfgen_fast.common.llm_options import (
-    add_llm_arguments,
-    add_strip_reasoning_argument,
-    client_from_args,
-)
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.lctg.commands.shared import (
     MAX_NEW_TOKENS,
-    add_max_tokens_argument,
-    add_seed_argument,
+    add_request_arguments,
     add_task_arguments,
     report_calls,
 )
@@ -32,20 +27,17 @@ def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument("--out", help="output folder (default: the generations' folder)")
     evaluate.add_argument("--model", help="model name (default: the rows' model field)")
     evaluate.add_argument("--json", action="store_true", help="print the scores as JSON")
-    add_seed_argument(
-        evaluate, "seed sent with temperature 0 to the remover and judge (default: 0)"
-    )
     evaluate.add_argument(
         "--original-sampling",
         action="store_true",
         help="send neither temperature nor seed, as the benchmark's scripts do",
     )
-    add_max_tokens_argument(
+    add_request_arguments(
         evaluate,
-        "new tokens per remover or judge reply at most (default: "
+        seed_help="seed sent with temperature 0 to the remover and judge (default: 0)",
+        max_tokens_help="new tokens per remover or judge reply at most (default: "
         f"{MAX_NEW_TOKENS}, the benchmark generator's limit; its scripts send none)",
     )
-    add_strip_reasoning_argument(evaluate)
 
 
 def judge_record(args: argparse.Namespace, sampling: str) -> dict[str, Any]:

@@ -15,16 +15,11 @@ from pfgen_fast.common.cli_args import (
     whole_number,
 )
 from pfgen_fast.common.files import check_writable_folder, write_atomically
-from pfgen_fast.common.llm_options import (
-    add_llm_arguments,
-    add_strip_reasoning_argument,
-    client_from_args,
-)
+from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.lctg.aggregate import ITERATIONS
 from pfgen_fast.lctg.commands.shared import (
     MAX_NEW_TOKENS,
-    add_max_tokens_argument,
-    add_seed_argument,
+    add_request_arguments,
     add_task_arguments,
     report_calls,
 )
@@ -57,14 +52,16 @@ def add_arguments(generate: argparse.ArgumentParser) -> None:
     )
     generate.add_argument("--temperature", type=non_negative_float, help="(default: the server's)")
     generate.add_argument("--top-p", type=fraction, help="(default: the server's)")
-    add_max_tokens_argument(generate, f"new tokens at most (default: {MAX_NEW_TOKENS})")
-    add_seed_argument(generate, "generation n gets SEED + n (default: 0)")
     generate.add_argument(
         "--no-system-prompt",
         action="store_true",
         help="send the prompt alone (default: with the benchmark's system prompt)",
     )
-    add_strip_reasoning_argument(generate)
+    add_request_arguments(
+        generate,
+        seed_help="generation n gets SEED + n (default: 0)",
+        max_tokens_help=f"new tokens at most (default: {MAX_NEW_TOKENS})",
+    )
 
 
 def settings_record(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:

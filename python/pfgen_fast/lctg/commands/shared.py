@@ -1,5 +1,5 @@
-"""What `lctg generate` and `lctg eval` share: the task arguments, the seed and max-tokens
-options (each command words their help), and the count of calls."""
+"""What `lctg generate` and `lctg eval` share: the task arguments, the options of every
+request, and the count of calls."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 
 from pfgen_fast.common.cli_args import integer, positive_int
 from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.llm_options import add_strip_reasoning_argument
 from pfgen_fast.lctg.data import TASKS
 
 DEFAULT_SEED = 0
@@ -23,12 +24,15 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_seed_argument(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("--seed", type=integer, default=DEFAULT_SEED, help=help)
-
-
-def add_max_tokens_argument(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("--max-tokens", type=positive_int, default=MAX_NEW_TOKENS, help=help)
+def add_request_arguments(
+    parser: argparse.ArgumentParser, *, seed_help: str, max_tokens_help: str
+) -> None:
+    """`--seed` and `--max-tokens` (each command words their help), and `--strip-reasoning`."""
+    parser.add_argument("--seed", type=integer, default=DEFAULT_SEED, help=seed_help)
+    parser.add_argument(
+        "--max-tokens", type=positive_int, default=MAX_NEW_TOKENS, help=max_tokens_help
+    )
+    add_strip_reasoning_argument(parser)
 
 
 def report_calls(client: LLMClient, what: str) -> None:

@@ -115,11 +115,7 @@ def run(args: argparse.Namespace) -> int:
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
     clients = Clients(
         client_from_args(args, log_path=None, show_progress=False),
-        client_from_args(
-            argparse.Namespace(**{**vars(args), "no_cache": True}),
-            log_path=None,
-            show_progress=False,
-        ),
+        client_from_args(args, log_path=None, show_progress=False, cache=False),
     )
     examples = load_examples(resolve_data_dir(args.data) / "questions.jsonl")
     parameters = RunParameters(
