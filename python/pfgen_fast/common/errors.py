@@ -10,4 +10,5 @@ class DataError(PfgenError):
 
 
 class InputError(PfgenError):
-    """A line of an input file (trials, candidates) is unusable."""
+    """The user's input is unusable: a file or folder given, a line of an input file (trials,
+    candidates), or options that only the command can check against each other."""

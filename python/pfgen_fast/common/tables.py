@@ -14,7 +14,7 @@ from typing import Any
 from rich.cells import cell_len
 from rich.console import Console
 
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 
 EXPORT_FORMATS = ("csv", "parquet", "json")
@@ -169,5 +169,5 @@ def write_table(path: Path, columns: list[str], rows: list[list[Any]]) -> None:
     """Writes the table in the format its extension names (.csv, .parquet, .json)."""
     file_format = path.suffix.lstrip(".").lower()
     if file_format not in EXPORT_FORMATS:
-        raise PfgenError(f"{path}: unknown table format (use .csv, .parquet or .json)")
+        raise InputError(f"{path}: unknown table format (use .csv, .parquet or .json)")
     write_atomically(path, table_bytes(columns, rows, file_format))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.evalmm.metrics.judges import record_judge_failures
@@ -36,14 +36,14 @@ def find_runs(result_dir: Path) -> list[Path]:
     """Every `<task>/<model>/` folder holding predictions (a model name with '/' is a deeper
     folder, as llm-jp-eval-mm writes it)."""
     if not result_dir.is_dir():
-        raise PfgenError(f"{result_dir}: not a directory")
+        raise InputError(f"{result_dir}: not a directory")
     runs = [
         path.parent
         for path in sorted(result_dir.glob(f"*/**/{PREDICTIONS}"))
         if len(path.parent.relative_to(result_dir).parts) >= 2
     ]
     if not runs:
-        raise PfgenError(f"{result_dir}: no <task>/<model>/{PREDICTIONS} found")
+        raise InputError(f"{result_dir}: no <task>/<model>/{PREDICTIONS} found")
     return runs
 
 
@@ -70,7 +70,7 @@ def metrics_of(run: Run, chosen: list[str] | None) -> list[str]:
         return chosen
     metrics = METRICS.get(run.task)
     if metrics is None:
-        raise PfgenError(f"{run.folder}: unknown task {run.task!r}: name the metrics (--metrics)")
+        raise InputError(f"{run.folder}: unknown task {run.task!r}: name the metrics (--metrics)")
     return list(metrics)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.site.figures import draw_figures
 from pfgen_fast.site.judge_runs import collect_judge
 from pfgen_fast.site.lctg_runs import collect_lctg
@@ -28,10 +28,10 @@ class Inputs:
     def check(self) -> None:
         given = [*self.pfgen, *self.lctg, *self.mm, *self.judge]
         if not given:
-            raise PfgenError("site: give at least one input (--pfgen, --lctg, --mm or --judge)")
+            raise InputError("site: give at least one input (--pfgen, --lctg, --mm or --judge)")
         missing = [str(path) for path in given if not path.exists()]
         if missing:
-            raise PfgenError(f"{missing[0]}: no such file or folder")
+            raise InputError(f"{missing[0]}: no such file or folder")
 
 
 def collect(inputs: Inputs, work: Path) -> Collected:
@@ -45,5 +45,5 @@ def collect(inputs: Inputs, work: Path) -> Collected:
     collect_mm(inputs.mm, inputs.mm_data, work, collected)
     collect_judge(inputs.judge, collected)
     if not collected.boards:
-        raise PfgenError("; ".join(collected.warnings) + " (site not written)")
+        raise InputError("; ".join(collected.warnings) + " (site not written)")
     return collected

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pfgen_fast.common.cli_args import non_negative_float, positive_float, positive_int
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
@@ -164,9 +164,9 @@ def task_runs(args: argparse.Namespace) -> list[TaskRun]:
     known = task_names()
     unknown = [task for task in args.task if task not in known]
     if unknown:
-        raise PfgenError(f"unknown task {', '.join(unknown)}; the tasks: {', '.join(known)}")
+        raise InputError(f"unknown task {', '.join(unknown)}; the tasks: {', '.join(known)}")
     if not args.model:
-        raise PfgenError("--model: empty (give the model's name as the server knows it)")
+        raise InputError("--model: empty (give the model's name as the server knows it)")
     data = data_dirs(args.data, args.task)
     generation = Generation(
         max_tokens=args.max_tokens,
@@ -261,7 +261,7 @@ def data_dirs(values: list[str], tasks: list[str]) -> dict[str, Path]:
         if separator and task in tasks:
             given[task] = Path(folder)
         elif separator and task and "/" not in task:
-            raise PfgenError(f"--data {value!r}: {task} is not among the --task given")
+            raise InputError(f"--data {value!r}: {task} is not among the --task given")
         else:
             every = Path(value)
     if every is not None:
@@ -275,7 +275,7 @@ def open_run_judge(args: argparse.Namespace, metrics: list[str]) -> LLMClient | 
     if not judged:
         return None
     if not args.judge_base_url or not args.judge_model:
-        raise PfgenError(
+        raise InputError(
             f"{', '.join(judged)} asks a judge: give --judge-base-url and --judge-model "
             "(or --metrics without judged ones, or --inference-only)"
         )

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
 from pfgen_fast.common.reasoning import after_reasoning, has_reasoning, unanswered
 from pfgen_fast.evalmm.prompts import JudgePrompt, judge_prompt
@@ -175,7 +175,7 @@ def record_judge_failures(options: Options, metric: str, lines: Sequence[dict[st
 
 def client_of(options: Options) -> LLMClient:
     if options.judge is None:
-        raise PfgenError("this metric asks a judge model: give --base-url and --judge-model")
+        raise InputError("this metric asks a judge model: give --base-url and --judge-model")
     return options.judge
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from pfgen_fast.common.cli_args import positive_int
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.files import check_writable_folder
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.common.tables import print_table
@@ -32,14 +32,15 @@ from pfgen_fast.pfgen.outputs import DATA_DEFAULT, resolve_data_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    pairs = parser.add_mutually_exclusive_group(required=True)
+    pairs.add_argument(
         "items",
         nargs="?",
         type=Path,
         metavar="ITEMS.jsonl",
         help="pairs: id, question, reference (optional), answer_a, answer_b, labels (optional)",
     )
-    parser.add_argument(
+    pairs.add_argument(
         "--runs",
         nargs=2,
         type=Path,
@@ -76,11 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def pairwise_items(args: argparse.Namespace) -> list[PairItem]:
-    if (args.items is None) == (args.runs is None):
-        raise PfgenError("judge pairwise: give ITEMS.jsonl or --runs RUN_A RUN_B (one of them)")
     if args.items is not None:
         if args.trials is not None or args.data is not None:
-            raise PfgenError("judge pairwise: --trials and --data go with --runs")
+            raise InputError("--trials and --data go with --runs, not with ITEMS.jsonl")
         return load_items(args.items)
     questions = load_questions(resolve_data_dir(args.data))
     run_a, run_b = (load_run(directory, questions) for directory in args.runs)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.cli_args import fraction, int_from_to, positive_int
-from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.pfgen.construct.build import (
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     if args.spill_dir is not None:
         check_writable(args.spill_dir)
     if len({q.question for q in questions.values()}) != len(questions):
-        raise PfgenError(f"{args.meta}: two questions have the same text")
+        raise InputError(f"{args.meta}: two questions have the same text")
     outcome = build_reference_sets(questions, args.candidates, args.source, settings)
     for message in outcome.problems.messages:
         print(f"skipped {message}", file=sys.stderr)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from pfgen_fast.common.cli_args import add_data_argument, integer, positive_int
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.pfgen.construct.synth import synthetic_answers, write_candidates
 from pfgen_fast.pfgen.data import DATA_DEFAULT, load_questions, resolve_data_dir
 
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     data_dir = resolve_data_dir(args.data)
     questions = load_questions(data_dir, {args.question})
     if args.question not in questions:
-        raise PfgenError(f"{data_dir}: no question {args.question!r}")
+        raise InputError(f"{data_dir}: no question {args.question!r}")
     question = questions[args.question]
     chunks = synthetic_answers(question, args.count, args.seed)
     try:
