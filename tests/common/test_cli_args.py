@@ -20,6 +20,7 @@ from pfgen_fast.common.cli_args import (
     input_paths,
     int_from_to,
     integer,
+    model_name,
     non_negative_float,
     non_negative_int,
     positive_float,
@@ -77,6 +78,7 @@ def test_whole_numbers_at_their_minimum_are_taken() -> None:
         (fraction_or_none, "high", "a number above 0 and at most 1, or none"),
         (task_path("DIR"), "jdocqa", "TASK=DIR"),
         (task_path("FILE"), "=x", "TASK=FILE"),
+        (model_name, " ", "a model name"),
     ],
 )
 def test_every_type_refuses_in_one_shape(kind, text: str, expected: str) -> None:
@@ -98,6 +100,7 @@ def test_the_types_take_their_values() -> None:
         0.98,
     )
     assert task_path("FILE")("jdocqa=a=b.jsonl") == ("jdocqa", Path("a=b.jsonl"))
+    assert model_name("org/model") == "org/model"
 
 
 @pytest.mark.parametrize(
@@ -113,6 +116,10 @@ def test_the_types_take_their_values() -> None:
         (["judge", "rank", "r.jsonl", "--bootstrap"], "--bootstrap", "-1",
          "a whole number of at least 0"),
         (["site", "out", "--mm-data"], "--mm-data", "jdocqa", "TASK=DIR"),
+        (["mm", "run", "--task", "ai2d", "--base-url", "http://127.0.0.1:9/v1", "--model"],
+         "--model", "", "a model name"),
+        (["mm", "run", "--task", "ai2d", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+          "--judge-model"], "--judge-model", "", "a model name"),
     ],
 )  # fmt: skip
 def test_a_refused_option_is_a_usage_error(

@@ -297,7 +297,9 @@ def one_line_error(result: Any) -> str:
 def test_unknown_task_lists_the_tasks(tmp_path: Path) -> None:
     result = mm_run("http://127.0.0.1:9/v1", tmp_path, tmp_path / "r", task="no-such-task")
     message = one_line_error(result)
-    assert "no-such-task" in message and "jmmmu" in message and "ja-vg-vqa-500" in message
+    assert result.returncode == 2  # a usage error, before anything runs
+    assert message.startswith("error: argument --task: invalid choice: 'no-such-task'")
+    assert "jmmmu" in message and "ja-vg-vqa-500" in message
 
 
 def test_dataset_folder_without_split_or_column(tmp_path: Path) -> None:

@@ -55,6 +55,13 @@ def refused(text: str, expected: str) -> argparse.ArgumentTypeError:
     return argparse.ArgumentTypeError(f"{text!r}: expected {expected}")
 
 
+def model_name(text: str) -> str:
+    """An argument type: a model's name as its server knows it, not blank."""
+    if not text.strip():
+        raise refused(text, "a model name")
+    return text
+
+
 def integer(text: str) -> int:
     """An argument type: any whole number (e.g. a seed)."""
     try:

@@ -11,7 +11,12 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.cli_args import non_negative_int, positive_float, positive_int
+from pfgen_fast.common.cli_args import (
+    model_name,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from pfgen_fast.common.jsonl import type_name
 from pfgen_fast.common.llm import DEFAULT, LLMClient
 from pfgen_fast.common.progress import add_quiet_argument, progress_from_args
@@ -89,7 +94,7 @@ def add_llm_arguments(
             default=os.environ.get("OPENAI_BASE_URL") or base_url_default,
             help=f"server URL (default: $OPENAI_BASE_URL, else {base_url_default}); {key_help}",
         )
-    action = group.add_argument(model_flag, required=True, help=model_help)
+    action = group.add_argument(model_flag, required=True, type=model_name, help=model_help)
     parser.set_defaults(llm_model_dest=action.dest)
     group.add_argument(
         "--extra-body",

@@ -9,7 +9,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pfgen_fast.common.cli_args import non_negative_float, positive_float, positive_int
+from pfgen_fast.common.cli_args import (
+    model_name,
+    non_negative_float,
+    positive_float,
+    positive_int,
+)
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import (
@@ -36,6 +41,7 @@ JUDGE_LOG = "judge_replies.jsonl"
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
     from pfgen_fast.evalmm.images import IMAGE_FORMATS
+    from pfgen_fast.evalmm.tasks import task_names
 
     run.description = (
         "Runs a model on llm-jp-eval-mm's tasks through OpenAI-compatible servers and scores the "
@@ -48,6 +54,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         "--task",
         action="append",
         required=True,
+        choices=task_names(),
         metavar="TASK",
         help="a task (repeat for several; `mm tasks` lists them)",
     )
@@ -60,7 +67,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         "every task not given its own)",
     )
     add_metrics_argument(run)
-    run.add_argument("--judge-model", help="the judge model, for judged metrics")
+    run.add_argument("--judge-model", type=model_name, help="the judge model, for judged metrics")
     run.add_argument("--judge-base-url", help="the judge's server, for judged metrics")
     run.add_argument(
         "--judge-max-tokens", type=positive_int, metavar="N", help=JUDGE_MAX_TOKENS_HELP
@@ -159,14 +166,7 @@ def run(args: argparse.Namespace) -> int:
 def task_runs(args: argparse.Namespace) -> list[TaskRun]:
     """One TaskRun per task given (in order, once each), from the options."""
     from pfgen_fast.evalmm.runner import Generation, TaskRun
-    from pfgen_fast.evalmm.tasks import task_names
 
-    known = task_names()
-    unknown = [task for task in args.task if task not in known]
-    if unknown:
-        raise InputError(f"unknown task {', '.join(unknown)}; the tasks: {', '.join(known)}")
-    if not args.model:
-        raise InputError("--model: empty (give the model's name as the server knows it)")
     data = data_dirs(args.data, args.task)
     generation = Generation(
         max_tokens=args.max_tokens,
