@@ -187,11 +187,21 @@ def test_failed_calls_are_errors_not_verdicts(
 
 
 def test_items_or_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    items = write_items(tmp_path / "items.jsonl", item_rows())
-    url = "http://127.0.0.1:9/v1"
-    for args in ([], [str(items), "--runs", "x", "y"], [str(items), "--trials", "2"]):
-        assert judge_cli(capsys, url, *args)[0] == 1
-    assert "give ITEMS.jsonl or --runs" in judge_cli(capsys, url)[2]
+    server = ["--base-url", "http://127.0.0.1:9/v1", "--judge-model", "judge-1"]
+    items = str(tmp_path / "items.jsonl")
+    see = "(see python -m pfgen_fast judge pairwise --help)"
+    usage_errors = [
+        ([], "one of the arguments ITEMS.jsonl --runs is required"),
+        ([items, "--runs", "a", "b"], "argument --runs: not allowed with argument ITEMS.jsonl"),
+    ]
+    for args, message in usage_errors:
+        with pytest.raises(SystemExit) as stopped:
+            main(["judge", "pairwise", *args, *server])
+        assert stopped.value.code == 2
+        assert capsys.readouterr().err == f"error: {message} {see}\n"
+    assert main(["judge", "pairwise", items, "--trials", "2", *server]) == 1
+    expected = "error: --trials and --data go with --runs, not with ITEMS.jsonl\n"
+    assert capsys.readouterr().err == expected
 
 
 def test_server_without_logprobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

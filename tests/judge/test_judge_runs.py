@@ -97,21 +97,3 @@ def test_run_problems_are_one_line_errors(
     for args, message in cases:
         assert main(["judge", *args, *server]) == 1
         assert capsys.readouterr().err == message
-
-
-def test_items_or_runs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    server = ["--base-url", "http://127.0.0.1:9/v1", "--judge-model", "judge-1"]
-    items = str(tmp_path / "items.jsonl")
-    see = "(see python -m pfgen_fast judge pairwise --help)"
-    usage_errors = [
-        ([], "one of the arguments ITEMS.jsonl --runs is required"),
-        ([items, "--runs", "a", "b"], "argument --runs: not allowed with argument ITEMS.jsonl"),
-    ]
-    for args, message in usage_errors:
-        with pytest.raises(SystemExit) as stopped:
-            main(["judge", "pairwise", *args, *server])
-        assert stopped.value.code == 2
-        assert capsys.readouterr().err == f"error: {message} {see}\n"
-    assert main(["judge", "pairwise", items, "--trials", "2", *server]) == 1
-    expected = "error: --trials and --data go with --runs, not with ITEMS.jsonl\n"
-    assert capsys.readouterr().err == expected
