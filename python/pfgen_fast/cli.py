@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pfgen_fast import __version__
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.rooms import Command, Room
+from pfgen_fast.common.termination import deliver_again_soon, importing
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -141,28 +142,6 @@ def running_loop() -> Any:
         return get_running_loop()
     except RuntimeError:
         return None
-
-
-# How soon a SIGTERM that came during an import is delivered again.
-REDELIVERY_SECONDS = 0.01
-
-
-def importing(frame: FrameType | None) -> bool:
-    """Whether the interrupted code runs inside an import: importlib's callbacks (module
-    locks' weak references) drop an exception raised in them, and some compiled modules crash
-    when one interrupts their initialisation."""
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def deliver_again_soon() -> None:
-    """SIGTERM again once the interpreter has left the code it interrupted."""
-    timer = threading.Timer(REDELIVERY_SECONDS, os.kill, (os.getpid(), signal.SIGTERM))
-    timer.daemon = True
-    timer.start()
 
 
 def cancel_every_task(loop: Any) -> None:

@@ -20,11 +20,13 @@ TRIES = 40
 # The delays after the handler is in place, spread over the start-up (imports, argument
 # parsing, reading the data) and into the command's own work.
 LONGEST_DELAY = 0.6
-# Modules that may be loaded before the handler: the package itself, imported by `-m` first.
+# Modules that may be loaded before the handler: the package itself, imported by `-m` first,
+# and the handler's own (it imports only the standard library's os, signal and threading).
 BEFORE_HANDLER = {
     "pfgen_fast",
     "pfgen_fast.common",
     "pfgen_fast.common.errors",
+    "pfgen_fast.common.termination",
     "pfgen_fast.__main__",
 }
 
