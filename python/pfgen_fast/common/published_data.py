@@ -43,12 +43,16 @@ class PublishedData:
     def fetched_dir(self) -> Path:
         return cache_dir() / self.cached
 
+    def named_or_fetched_dir(self) -> Path:
+        """The folder `variable` names, else the fetched copy."""
+        named = os.environ.get(self.variable) if self.variable else None
+        return Path(named) if named else self.fetched_dir()
+
     def default_dir(self) -> Path | None:
         """Where the files are looked for when no folder is given."""
         if self.find_default is not None:
             return self.find_default()
-        named = os.environ.get(self.variable) if self.variable else None
-        return Path(named) if named else self.fetched_dir()
+        return self.named_or_fetched_dir()
 
     def load_manifest(self) -> dict[str, Any]:
         return json.loads((REFERENCE_DATA / self.manifest).read_text(encoding="utf-8"))

@@ -29,7 +29,7 @@ PUBLISHED = PublishedData(
 
 def default_data_dir() -> Path:
     """`$EVALMM_DIR`, else the fetched copy in the user cache."""
-    return PUBLISHED.default_dir() or PUBLISHED.fetched_dir()
+    return PUBLISHED.named_or_fetched_dir()
 
 
 def installed_package_dir() -> Path | None:
