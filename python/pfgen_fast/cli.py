@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pfgen_fast import __version__
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.rooms import Command, Room
-from pfgen_fast.common.termination import deliver_again_soon, importing
+from pfgen_fast.common.termination import deliver_again_soon, importing, running_in
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -144,11 +144,32 @@ def running_loop() -> Any:
         return None
 
 
+def inside_asyncio(frame: FrameType | None) -> bool:
+    """Whether the interrupted code runs inside asyncio itself. With no loop running, that is
+    a loop being made or closed (`asyncio.run`): an exception there leaves a half-made loop
+    and the coroutine it was to run never awaited."""
+    asyncio = sys.modules.get("asyncio")
+    location = getattr(asyncio, "__file__", None)
+    if location is None:
+        return False
+    return running_in(frame, os.path.dirname(location) + os.sep)
+
+
 def cancel_every_task(loop: Any) -> None:
+    """Cancels every task of the loop that has taken its first step. One that has not is
+    left to the task group that spawned it, which cancels it once it has started (anyio's
+    groups wait so too): a task cancelled before its first step never runs its coroutine, and
+    a wrapped one (anyio's TaskHandle) leaves the coroutine it wraps never awaited, a
+    RuntimeWarning at exit."""
     import asyncio
+    import inspect
 
     for task in asyncio.all_tasks(loop):
-        task.cancel()
+        coroutine = task.get_coro()
+        if not inspect.iscoroutine(coroutine) or (
+            inspect.getcoroutinestate(coroutine) != inspect.CORO_CREATED
+        ):
+            task.cancel()
 
 
 def on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -156,16 +177,18 @@ def on_sigterm(signum: int, frame: FrameType | None) -> None:
     loop's own callbacks would log and drop the exception and task groups would wrap it, the
     loop's tasks are cancelled instead, as asyncio.run does on SIGINT: the CancelledError
     that ends the loop then ends the command as terminated. The cancelling is a callback of
-    the loop, not done in the handler: the handler may interrupt a task between spawning a
-    child and its first await, and a child cancelled before its first step leaves its
-    coroutine never awaited (a RuntimeWarning at exit). During an import, where the
-    exception could be dropped or crash a compiled module, the signal comes again a moment
-    later."""
+    the loop, not done in the handler, and leaves tasks that have not started to their groups
+    (see `cancel_every_task`). During an import, where the exception could be dropped or
+    crash a compiled module, and while asyncio makes or closes a loop, the signal comes again
+    a moment later."""
     if importing(frame):
         deliver_again_soon()
         return
     loop = running_loop()
     if loop is None:
+        if inside_asyncio(frame):
+            deliver_again_soon()
+            return
         raise Terminated
     TERMINATED_LOOP.set()
     loop.call_soon_threadsafe(cancel_every_task, loop)

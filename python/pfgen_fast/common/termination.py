@@ -14,13 +14,19 @@ from types import FrameType
 REDELIVERY_SECONDS = 0.01
 
 
-def importing(frame: FrameType | None) -> bool:
-    """Whether the interrupted code runs inside an import."""
+def running_in(frame: FrameType | None, prefix: str) -> bool:
+    """Whether the interrupted code runs, at any depth, in a file whose name starts with
+    `prefix`."""
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
+        if frame.f_code.co_filename.startswith(prefix):
             return True
         frame = frame.f_back
     return False
+
+
+def importing(frame: FrameType | None) -> bool:
+    """Whether the interrupted code runs inside an import."""
+    return running_in(frame, "<frozen importlib")
 
 
 def deliver_again_soon() -> None:
