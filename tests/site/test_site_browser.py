@@ -60,10 +60,17 @@ class Site:
         raise AssertionError(f"timed out waiting for: {script}")
 
     def open_index(self, hash_part: str = "") -> None:
-        # A fresh page: a change of the hash alone would keep the last test's filters.
+        # A fresh page, unscrolled: a change of the hash alone would keep the last test's
+        # filters, and a reload its scroll.
+        self.driver.get("about:blank")
         self.driver.get((self.out / "index.html").as_uri() + hash_part)
-        self.driver.refresh()
         self.wait("document.readyState === 'complete'")
+
+    def scroll_y(self) -> float:
+        return float(self.driver.execute_script("return window.scrollY;"))
+
+    def scroll_to(self, y: float) -> None:
+        self.driver.execute_script("window.scrollTo(0, arguments[0]);", y)
 
     def collect_logs(self) -> None:
         self.urls += requested_urls(self.driver)
@@ -163,6 +170,32 @@ def test_a_pfgen_run_shows_its_answers_with_scores(site: Site) -> None:
     item = site.css('[data-item="Q01"]')
     assert sample["answer"] in item.text
     assert "F " in item.text and "T " in item.text and "H " in item.text
+    site.collect_logs()
+
+
+def test_back_from_a_run_the_leaderboard_is_scrolled_as_it_was(site: Site) -> None:
+    """By the run page's link and by the browser's Back; another tab starts at the top."""
+    site.open_index("#pfgen")
+    run = "result/sbintuitions/sarashina1-13b/9c5badf"
+    site.scroll_to(100)
+    site.css(f'tr[data-run="{run}"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 50")
+    assert site.scroll_y() == 0
+    site.scroll_to(2000)
+    assert site.scroll_y() > 1000
+    site.scroll_to(0)
+    site.css("#run .back").click()
+    site.wait("!document.querySelector('#boards').hidden")
+    assert site.scroll_y() == 100
+    site.css(f'tr[data-run="{run}"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 50")
+    site.scroll_to(2000)
+    site.driver.back()
+    site.wait("!document.querySelector('#boards').hidden")
+    assert site.scroll_y() == 100
+    site.css('[data-show="mm"]').click()
+    site.wait("!document.querySelector('section[data-bench=\"mm\"]').hidden")
+    assert site.scroll_y() == 0
     site.collect_logs()
 
 

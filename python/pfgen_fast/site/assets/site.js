@@ -23,13 +23,20 @@
 
   /* Tabs: one benchmark's leaderboards at a time. */
   let shownBench = null; // the leaderboard last shown, where a missing run's note leads back to
+  let boardsScroll = 0; // how far the leaderboards were scrolled when a run was opened
 
+  /* Back from a run page, its benchmark's leaderboards are scrolled as they were when the run
+     was opened; another benchmark's start at the top. */
   function show(bench) {
+    let scroll = null;
+    if (!$("#run").hidden) scroll = bench === shownBench ? boardsScroll : 0;
+    else if (shownBench !== null && bench !== shownBench) scroll = 0;
     shownBench = bench;
     $$("[data-show]").forEach((b) => b.classList.toggle("active", b.dataset.show === bench));
     $$("section.bench").forEach((s) => { s.hidden = s.dataset.bench !== bench; });
     $("#boards").hidden = false;
     $("#run").hidden = true;
+    if (scroll !== null) window.scrollTo(0, scroll);
   }
 
   /* Sorting: a header click sorts by that column, a second click reverses; empty cells last. */
@@ -175,6 +182,7 @@
   };
 
   function openRun(id) {
+    if (!$("#boards").hidden) boardsScroll = window.scrollY;
     $("#boards").hidden = true;
     const view = $("#run");
     view.hidden = false;
