@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -453,17 +455,62 @@ def test_help_texts_say_mm_runs_models() -> None:
     assert "run a model on its tasks" in " ".join(mm.stdout.split())
 
 
-def test_an_unreachable_hub_is_one_line_without_the_hub_librarys_retries(tmp_path: Path) -> None:
-    """The Hub at a closed port of 127.0.0.1: the Hub library retries, silently."""
+def run_against_hub(endpoint: str, tmp_path: Path) -> tuple[str, list[Any]]:
+    """`mm run` of a Hub task with the Hub at `endpoint` and an empty Hugging Face cache: its
+    one-line error and what the model's server received."""
     pytest.importorskip("datasets")
     with serve() as vlm:
         result = run_cli(
             "mm", "run", "--task", TASK, "--model", "m", "--base-url", vlm.base_url, "--out",
             tmp_path / "r", "--metrics", "rougel", cwd=tmp_path,
-            env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")},
+            env={"HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf")},
         )  # fmt: skip
     assert len(result.stderr.splitlines()) == 1, result.stderr  # the pinned dataset: no note
-    message = one_line_error(result)
-    assert message.startswith(f"error: {TASK}: cannot load SakanaAI/JA-VLM-Bench-In-the-Wild ")
-    assert not vlm.received
     no_bug(result)
+    return one_line_error(result), vlm.received
+
+
+def test_an_unreachable_hub_is_one_line_without_the_hub_librarys_retries(tmp_path: Path) -> None:
+    """The Hub at a closed port of 127.0.0.1: found out of reach by one request, the datasets
+    library runs offline, and the empty cache ends the task."""
+    message, received = run_against_hub("http://127.0.0.1:9", tmp_path)
+    assert message.startswith(
+        f"error: {TASK}: cannot load SakanaAI/JA-VLM-Bench-In-the-Wild from the Hub "
+        "(http://127.0.0.1:9 cannot be reached: "
+    )
+    assert "and the dataset is not in the Hugging Face cache); pass a local copy" in message
+    assert not received
+
+
+class NothingHere(BaseHTTPRequestHandler):
+    """A Hub that has nothing: 404 to every request, each path recorded."""
+
+    paths: list[str] = []
+
+    def answer(self) -> None:
+        NothingHere.paths.append(self.path)
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_HEAD = answer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_hub_that_answers_is_asked_online(tmp_path: Path) -> None:
+    """A Hub that answers (404 to everything) is not taken for out of reach: the datasets
+    library asks it, and its answer is the error."""
+    NothingHere.paths = []
+    hub = ThreadingHTTPServer(("127.0.0.1", 0), NothingHere)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    try:
+        message, received = run_against_hub(f"http://127.0.0.1:{hub.server_port}", tmp_path)
+    finally:
+        hub.shutdown()
+        hub.server_close()
+    assert "cannot be reached" not in message
+    assert message.startswith(f"error: {TASK}: cannot load SakanaAI/JA-VLM-Bench-In-the-Wild ")
+    assert any("JA-VLM-Bench-In-the-Wild" in path for path in NothingHere.paths), NothingHere.paths
+    assert not received

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
+
+import httpx
 
 from pfgen_fast.common.errors import DataError
 
@@ -27,6 +30,10 @@ README = "README.md"
 # from on the record's first line; and what a Hub commit looks like.
 DOWNLOAD_RECORDS = Path(".cache") / "huggingface" / "download"
 COMMIT = re.compile(r"[0-9a-f]{40}")
+# The Hub's address when `HF_ENDPOINT` names none, and how long one request to it may wait (the
+# Hub library's own wait for a file's metadata).
+DEFAULT_HUB_ENDPOINT = "https://huggingface.co"
+HUB_PROBE_SECONDS = 10.0
 # Hub datasets already said to be unpinned in this process (said once each).
 UNPINNED_NOTED: set[str] = set()
 
@@ -67,21 +74,51 @@ def first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def import_datasets(task: str, dataset: str) -> Any:
-    """The `datasets` package, its and the Hub library's warnings silenced: their retries
-    while the Hub cannot be reached are not for the terminal (a failure is one line of
-    ours)."""
+def hub_out_of_reach() -> str | None:
+    """Why the Hub cannot be reached (one request to its address, through any proxy the
+    environment names), or None when it answers."""
+    endpoint = os.environ.get("HF_ENDPOINT") or DEFAULT_HUB_ENDPOINT
+    try:
+        httpx.head(endpoint, timeout=HUB_PROBE_SECONDS)
+    except httpx.TransportError as error:
+        return f"{endpoint} cannot be reached: {first_line(error)}"
+    return None
+
+
+@cache
+def datasets_library() -> tuple[Any, str | None]:
+    """The `datasets` package, and why it runs offline (None: it asks the Hub).
+
+    Imported first while the Hub cannot be reached (and `HF_HUB_OFFLINE` is not set either
+    way), it is imported with `HF_HUB_OFFLINE=1`, which both libraries read once, on import:
+    datasets in the cache load from it, the others fail at once instead of after the Hub
+    library's retries. The variable is not left set for other programs. The libraries'
+    warnings are silenced: a failure is one line of ours."""
+    imported = {"datasets", "huggingface_hub"} & set(sys.modules)
+    offline = None
+    if "HF_HUB_OFFLINE" not in os.environ and not imported:
+        offline = hub_out_of_reach()
+    if offline is not None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
     try:
         import datasets  # type: ignore[import-untyped]
         import huggingface_hub
+    finally:
+        if offline is not None:
+            del os.environ["HF_HUB_OFFLINE"]
+    for library in (datasets, huggingface_hub):
+        logging.getLogger(library.__name__).setLevel(logging.ERROR)
+    return datasets, offline
+
+
+def import_datasets(task: str, dataset: str) -> Any:
+    try:
+        return datasets_library()[0]
     except ImportError:
         raise DataError(
             f"{task}: reading {dataset} from the Hub needs the datasets package "
             f"(pip install 'pfgen_fast[mm]'), or " + hub_hint(task, dataset)
         ) from None
-    for library in (datasets, huggingface_hub):
-        logging.getLogger(library.__name__).setLevel(logging.ERROR)
-    return datasets
 
 
 @dataclass
@@ -98,8 +135,13 @@ class HubSource:
             print(f"note: {self.dataset} is unpinned: reading its latest revision", file=sys.stderr)
 
     def unreachable(self, error: BaseException) -> DataError:
+        reason = datasets_library()[1]
+        if reason is None:
+            why = first_line(error)
+        else:
+            why = f"{reason}, and the dataset is not in the Hugging Face cache"
         return DataError(
-            f"{self.task}: cannot load {self.dataset} from the Hub ({first_line(error)}); "
+            f"{self.task}: cannot load {self.dataset} from the Hub ({why}); "
             + hub_hint(self.task, self.dataset)
         )
 
