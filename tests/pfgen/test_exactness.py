@@ -99,12 +99,14 @@ class Pair:
                 assert arrays.average[index] == expected["average"], where
 
 
-@pytest.fixture(scope="module")
+# Session fixtures: a pytest worker may come back to this module after another one, and a
+# module fixture would build the reference tables again.
+@pytest.fixture(scope="session")
 def questions(data_dir: Path) -> dict[str, Question]:
     return load_questions(data_dir, set(QUESTION_IDS))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pairs(questions: dict[str, Question]) -> dict[str, Pair]:
     return {
         question_id: Pair(QuestionScorer(question), ReferenceScorer.build(question))
@@ -112,7 +114,7 @@ def pairs(questions: dict[str, Question]) -> dict[str, Pair]:
     }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trial_answers(questions: dict[str, Question]) -> dict[str, list[str]]:
     """Published trial answers by question id."""
     by_text = answers_of_trials({q.question for q in questions.values()})

@@ -38,21 +38,23 @@ SETTINGS = settings(
 LIMITS = [99, 100, 101, 149, 150, 151, 199, 200, 201]
 
 
-@pytest.fixture(scope="module")
+# Session fixtures: a pytest worker may come back to this module after another one, and a
+# module fixture would build the reference tables again.
+@pytest.fixture(scope="session")
 def cases(bench_cases: Path) -> list[dict[str, Any]]:
     """The published over-length answers with the official scorer's records."""
     with (bench_cases / "length-penalty.jsonl").open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def case_questions(cases: list[dict[str, Any]], data_dir: Path) -> dict[str, Question]:
     """The questions of the cases, by question text."""
     data = ReferenceData.load(data_dir)
     return {case["question"]: data.by_text(case["question"]) for case in cases}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def case_scorers(
     case_questions: dict[str, Question],
 ) -> dict[str, tuple[QuestionScorer, ReferenceScorer]]:
