@@ -4,6 +4,8 @@ JIC-VQA's prepared file, an unreachable Hub, bad folders, undecodable images, `m
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -223,8 +225,6 @@ def test_unreachable_hub_names_both_ways(
         "HF_HOME": str(tmp_path / "hf"),
         "HF_DATASETS_CACHE": str(tmp_path / "hf" / "datasets"),
     }
-    import os
-
     result = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
@@ -238,6 +238,47 @@ def test_unreachable_hub_names_both_ways(
     assert f"--data {task}=DIR" in lines[0]
     assert f"huggingface-cli download --repo-type dataset {dataset} --local-dir DIR" in lines[0]
     assert (f"{dataset} is unpinned" in result.stderr) is not pinned
+
+
+def test_without_the_datasets_package_the_hub_is_not_asked(tmp_path: Path) -> None:
+    """A Hub task where `datasets` cannot be imported: one line naming the extra and --data,
+    and no request to the Hub (a listening socket stands for it)."""
+    script = textwrap.dedent(
+        """
+        import sys
+        class NoDatasets:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("datasets", "huggingface_hub"):
+                    raise ModuleNotFoundError(name)
+                return None
+        sys.meta_path.insert(0, NoDatasets())
+        from pfgen_fast.common.errors import PfgenError
+        from pfgen_fast.evalmm import tasks
+        try:
+            next(tasks.iter_items("textvqa"))
+        except PfgenError as error:
+            print(error)
+        """
+    )
+    with socket.socket() as hub:
+        hub.bind(("127.0.0.1", 0))
+        hub.listen()
+        hub.setblocking(False)
+        endpoint = f"http://127.0.0.1:{hub.getsockname()[1]}"
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf")},
+            timeout=120,
+        )
+        with pytest.raises(BlockingIOError):
+            hub.accept()
+    assert result.stdout == (
+        "textvqa: reading lmms-lab/textvqa from the Hub needs the datasets package "
+        "(pip install 'pfgen_fast[mm]'), or pass a local copy with --data textvqa=DIR "
+        "(huggingface-cli download --repo-type dataset lmms-lab/textvqa --local-dir DIR)\n"
+    ), result.stderr
 
 
 @pytest.mark.parametrize("name", ["jmmmu", "mecha-ja", "blink", "cc-ocr", "jawildtext-receipt-kie"])

@@ -8,6 +8,7 @@ A row is a dict of the requested columns as Arrow gives them: image columns stay
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -94,6 +95,8 @@ def datasets_library() -> tuple[Any, str | None]:
     datasets in the cache load from it, the others fail at once instead of after the Hub
     library's retries. The variable is not left set for other programs. The libraries'
     warnings are silenced: a failure is one line of ours."""
+    if importlib.util.find_spec("datasets") is None:  # not installed: no request to the Hub
+        raise ImportError("datasets")
     imported = {"datasets", "huggingface_hub"} & set(sys.modules)
     offline = None
     if "HF_HUB_OFFLINE" not in os.environ and not imported:
