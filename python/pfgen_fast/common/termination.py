@@ -1,7 +1,8 @@
 """A SIGTERM that comes during an import is delivered again once the import is done:
 importlib's callbacks (module locks' weak references) drop an exception raised in them, and
 some compiled modules crash when one interrupts their initialisation. `__main__` (before the
-CLI is imported) and the CLI's own handler both do this."""
+CLI is imported) and the CLI's own handler both do this; the CLI's handler also redelivers it
+while asyncio makes or closes a loop (`running_in` asyncio's files)."""
 
 from __future__ import annotations
 
