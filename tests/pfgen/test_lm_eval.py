@@ -132,11 +132,11 @@ def reported(out: Path) -> dict[str, dict[str, float]]:
     return {task: {m: values[f"{m},none"] for m in METRICS} for task, values in results.items()}
 
 
-def evaluated(path: Path, env: dict[str, str], *args: str) -> dict[str, float]:
-    result = run_cli("eval", "--json", "--force", *args, path, env=env)
+def evaluated(paths: list[Path], env: dict[str, str]) -> list[dict[str, float]]:
+    """`eval`'s figures of each trials file, in one run."""
+    result = run_cli("eval", "--json", "--force", *paths, env=env)
     assert result.returncode == 0, result.stderr
-    [row] = json.loads(result.stdout)
-    return {metric: row[metric] for metric in METRICS}
+    return [{metric: row[metric] for metric in METRICS} for row in json.loads(result.stdout)]
 
 
 def answer_lines(pairs: list[tuple[str, str]]) -> bytes:
@@ -180,6 +180,7 @@ def test_lm_eval_runs_the_benchmark(
     }
     assert sorted(run_dirs) == sorted(modes)
 
+    evaluations: list[tuple[str, Path, Path]] = []  # mode, its answers' file, its run folder's
     for mode in modes:
         tasks = official_tasks(mode)
         received = [
@@ -204,8 +205,6 @@ def test_lm_eval_runs_the_benchmark(
         trials_file = tmp_path / mode / "trials.jsonl"
         trials_file.parent.mkdir()
         trials_file.write_bytes(answer_lines(answers))
-        expected = evaluated(trials_file, env)
-        assert figures[f"pfgen_bench_{mode}"] == expected
 
         # The run folder: the task and sampling, the same answers, the same figures.
         run_dir = run_dirs[mode]
@@ -225,7 +224,15 @@ def test_lm_eval_runs_the_benchmark(
         }
         for trial in range(1, TRIALS + 1):
             assert trial_pairs(run_dir, trial) == answers[(trial - 1) * 50 : trial * 50]
-        assert evaluated(run_dir / "trials.jsonl.xz", env) == expected
+        evaluations.append((mode, trials_file, run_dir / "trials.jsonl.xz"))
+
+    # lm-eval's figures are `eval`'s of the answers, and of the run folder.
+    paths = [path for _, answers_file, run_file in evaluations for path in (answers_file, run_file)]
+    rows = iter(evaluated(paths, env))
+    for mode, _, _ in evaluations:
+        expected = next(rows)
+        assert figures[f"pfgen_bench_{mode}"] == expected
+        assert next(rows) == expected
 
 
 def test_figures_do_not_depend_on_the_order_of_the_answers(
@@ -244,7 +251,7 @@ def test_figures_do_not_depend_on_the_order_of_the_answers(
     ]
     trials_file = tmp_path / "trials.jsonl"
     trials_file.write_bytes(answer_lines([(question, answer) for _, question, answer in items]))
-    expected = evaluated(trials_file, {"PFGEN_DATA_DIR": str(data_dir)})
+    [expected] = evaluated([trials_file], {"PFGEN_DATA_DIR": str(data_dir)})
     random.Random(1).shuffle(items)
     assert {metric: getattr(harness, metric)(items) for metric in METRICS} == expected
 
