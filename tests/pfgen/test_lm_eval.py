@@ -226,6 +226,9 @@ def test_lm_eval_runs_the_benchmark(
             assert trial_pairs(run_dir, trial) == answers[(trial - 1) * 50 : trial * 50]
         evaluations.append((mode, trials_file, run_dir / "trials.jsonl.xz"))
 
+    if "qa" in modes:
+        check_refusals(out, tmp_path / "result", env)
+
     # lm-eval's figures are `eval`'s of the answers, and of the run folder.
     paths = [path for _, answers_file, run_file in evaluations for path in (answers_file, run_file)]
     rows = iter(evaluated(paths, env))
@@ -233,6 +236,40 @@ def test_lm_eval_runs_the_benchmark(
         expected = next(rows)
         assert figures[f"pfgen_bench_{mode}"] == expected
         assert next(rows) == expected
+
+
+def check_refusals(out: Path, result: Path, env: dict[str, str]) -> None:
+    """`lm-eval-import` takes the same samples again, and refuses (writing nothing) other
+    answers for the same run folder, a qa or chat run without the chat template, and results
+    without their samples."""
+    again = run_cli("lm-eval-import", out, "--out", result, env=env)
+    assert again.returncode == 0, again.stderr
+    before = sorted((p, p.read_bytes()) for p in result.rglob("*") if p.is_file())
+
+    [results_file] = out.rglob("results_*.json")
+    [samples_file] = out.rglob("samples_pfgen_bench_qa_*.jsonl")
+    lines = samples_file.read_text(encoding="utf-8").splitlines()
+    sample = json.loads(lines[0])
+    sample["score"][2] = "別の答え"
+    samples_file.write_text("\n".join([json.dumps(sample), *lines[1:]]) + "\n", encoding="utf-8")
+    other = run_cli("lm-eval-import", out, "--out", result, env=env)
+    assert other.returncode == 1
+    assert "trial_001.jsonl: already holds other answers" in other.stderr
+
+    applied = results_file.read_text(encoding="utf-8")
+    results = json.loads(applied)
+    results["chat_template"] = None
+    results_file.write_text(json.dumps(results), encoding="utf-8")
+    plain = run_cli("lm-eval-import", out, "--out", result, env=env)
+    assert plain.returncode == 1
+    assert "ran without --apply_chat_template" in plain.stderr
+    results_file.write_text(applied, encoding="utf-8")
+
+    samples_file.unlink()
+    missing = run_cli("lm-eval-import", results_file, "--out", result, env=env)
+    assert missing.returncode == 1
+    assert f"{samples_file}: missing (run lm_eval with --log_samples)" in missing.stderr
+    assert sorted((p, p.read_bytes()) for p in result.rglob("*") if p.is_file()) == before
 
 
 def test_figures_do_not_depend_on_the_order_of_the_answers(

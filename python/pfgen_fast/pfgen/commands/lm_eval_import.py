@@ -100,11 +100,10 @@ def run_config(results_path: Path, results: dict[str, Any], name: str) -> dict[s
     kwargs = require(task, "dataset_kwargs", dict, where)
     mode = require(kwargs, "mode", str, f"{where}.dataset_kwargs")
     sampling = dict(require(task, "generation_kwargs", dict, where))
-    model = results.get("model_name")
-    if not isinstance(model, str) or not model.strip():
-        raise InputError(f'{results_path}: field "model_name": expected the model\'s name')
+    model = require(results, "model_name", str, str(results_path))
     check_model_name(model, f'{results_path}: field "model_name":')
-    model_type = require(require(results, "config", dict, str(results_path)), "model", str, where)
+    lm_eval_config = require(results, "config", dict, str(results_path))
+    model_type = require(lm_eval_config, "model", str, f"{results_path}: config")
     if mode != "completion" and results.get("chat_template") is None:
         raise InputError(
             f"{results_path}: task {name} ({mode} mode) ran without --apply_chat_template: "
@@ -127,6 +126,9 @@ def run_config(results_path: Path, results: dict[str, Any], name: str) -> dict[s
 
 
 def read_task_run(results_path: Path, results: dict[str, Any], name: str) -> TaskRun:
+    """A task's run: its config, its samples' answers in document order, the run's start
+    time (every answer's timestamp) and the documents --limit left out."""
+    where = str(results_path)
     date = results_path.stem.removeprefix(RESULTS_PREFIX)
     samples = results_path.with_name(f"samples_{name}_{date}.jsonl")
     if not samples.is_file():
@@ -142,17 +144,11 @@ def read_task_run(results_path: Path, results: dict[str, Any], name: str) -> Tas
     sorted_answers(answers, str(samples))
     if not answers:
         raise InputError(f"{samples}: no samples")
-    counts = results.get("n-samples", {}).get(name, {})
-    missing = 0
-    if isinstance(counts.get("original"), int):
-        missing = counts["original"] - len(answers)
-    started = results.get("date")
-    moment = (
-        datetime.datetime.fromtimestamp(started)
-        if isinstance(started, (int, float))
-        else datetime.datetime.fromtimestamp(samples.stat().st_mtime)
-    )
-    return TaskRun(samples, config, answers, moment.isoformat(), missing)
+    counts = require(require(results, "n-samples", dict, str(results_path)), name, dict, where)
+    missing = require(counts, "original", int, f"{where}: n-samples.{name}") - len(answers)
+    started = require(results, "date", (int, float), str(results_path))
+    timestamp = datetime.datetime.fromtimestamp(started).isoformat()
+    return TaskRun(samples, config, answers, timestamp, missing)
 
 
 def trial_files(run: TaskRun) -> dict[int, bytes]:
@@ -163,20 +159,24 @@ def trial_files(run: TaskRun) -> dict[int, bytes]:
     }
 
 
-def write_run(run: TaskRun, out: Path) -> Path:
-    """The run folder; trial files already there must be the same as those written (the same
-    samples imported again), else nothing is written."""
+def check_run(run: TaskRun, out: Path) -> None:
+    """Trial files already in the run folder must be those it would write (the same samples
+    imported again)."""
     run_dir = run.run_dir(out)
-    files = trial_files(run)
-    for trial, data in files.items():
+    for trial, data in trial_files(run).items():
         path = trial_path(run_dir, trial)
         if path.exists() and path.read_bytes() != data:
             raise InputError(
                 f"{path}: already holds other answers (from another lm-eval run of the same "
                 f"settings); import {run.samples} into another --out"
             )
+
+
+def write_run(run: TaskRun, out: Path) -> Path:
+    """config.json, the trial files and trials.jsonl.xz of the run folder."""
+    run_dir = run.run_dir(out)
     write_file(run_dir / CONFIG_NAME, (config_text(run.config) + "\n").encode("utf-8"))
-    for trial, data in files.items():
+    for trial, data in trial_files(run).items():
         write_file(trial_path(run_dir, trial), data)
     pack_trials(run_dir)
     return run_dir
@@ -193,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
         task_runs += [read_task_run(results_path, results, name) for name in tasks]
     if not task_runs:
         raise InputError("no pfgen-bench task in the lm-eval results given")
+    for task_run in task_runs:
+        check_run(task_run, Path(args.out))
     for task_run in task_runs:
         run_dir = write_run(task_run, Path(args.out))
         trials = len({answer.trial for answer in task_run.answers})
