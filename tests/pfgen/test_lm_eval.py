@@ -7,6 +7,7 @@ makes of its samples holds those answers and evaluates to the same figures."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -24,7 +25,11 @@ from cli_runner import run_cli
 from pfgen_bench import bench_dir
 from pfgen_fast.testing import Reply, serve
 
-pytest.importorskip("lm_eval")
+# lm-eval runs in processes of its own; the other tests need only pfgen_fast.
+needs_lm_eval = pytest.mark.skipif(
+    importlib.util.find_spec("lm_eval") is None,
+    reason="needs lm-eval: pip install 'pfgen_fast[lm-eval]'",
+)
 
 MODEL = "test/model"
 TRIALS = 10
@@ -151,6 +156,7 @@ def trial_pairs(run_dir: Path, trial: int) -> list[tuple[str, str]]:
     return [(json.loads(line)["question"], json.loads(line)["answer"]) for line in lines]
 
 
+@needs_lm_eval
 @pytest.mark.parametrize(
     ("model", "modes"),
     [
