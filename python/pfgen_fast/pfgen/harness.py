@@ -132,9 +132,11 @@ def evaluate_lines(lines: bytes) -> dict[str, float]:
         path.write_bytes(lines)
         evaluator = Evaluator(references, allow_partial=True)
         [outcome] = evaluator.run([path], usable_cpus(), lambda outcome: None)
+    # The messages name the temporary file: they are said of the answers instead.
     if outcome.status == "failed":
-        raise PfgenError(outcome.error or "the answers could not be evaluated")
-    for warning in outcome.warnings:  # about the temporary file: said of the answers
+        problem = (outcome.error or "not evaluated").removeprefix(f"{path}: ")
+        raise PfgenError(f"pfgen-bench answers: {problem}")
+    for warning in outcome.warnings:
         logger.warning("pfgen-bench answers: %s", warning.removeprefix(f"{path}: "))
     row = summary_row(outcome, legacy_sum=False)
     return {metric: row[metric] for metric in METRICS}
