@@ -37,6 +37,16 @@ ROOM = Room(
             f"{COMMANDS}.generate",
         ),
         Command(
+            "lm-eval-tasks",
+            "print the folder of pfgen-bench's lm-evaluation-harness tasks (--include_path)",
+            f"{COMMANDS}.lm_eval_tasks",
+        ),
+        Command(
+            "lm-eval-import",
+            "write run folders for `eval` from lm-evaluation-harness samples (--log_samples)",
+            f"{COMMANDS}.lm_eval_import",
+        ),
+        Command(
             "build-refs",
             "build reference answer sets (Qxx.json) from generated candidates, with a step report",
             f"{COMMANDS}.build_refs",

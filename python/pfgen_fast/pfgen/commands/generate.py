@@ -103,11 +103,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="result", help="results folder (default: result)")
 
 
-def check_model_name(model: str) -> None:
-    """The model name becomes folders under --out: it must stay inside."""
+def check_model_name(model: str, what: str = "--model") -> None:
+    """The model name becomes folders under --out: it must stay inside (`what` names where
+    the name comes from)."""
     parts = PurePosixPath(model).parts
     if not parts or model.startswith(("/", "\\")) or any(p in (".", "..") for p in parts):
-        raise InputError(f"--model {model!r}: expected a name like org/model")
+        raise InputError(f"{what} {model!r}: expected a name like org/model")
 
 
 def run(args: argparse.Namespace) -> int:
