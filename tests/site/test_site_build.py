@@ -190,12 +190,78 @@ def test_a_site_replaces_the_one_before_and_no_other_folder(
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'data-leaderboard="lctg"' in index and 'data-leaderboard="judge"' not in index
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
-    other = tmp_path / "notes"
-    other.mkdir()
-    (other / "keep.txt").write_text("mine", "utf-8")
-    done = run_cli("site", other, "--lctg", inputs["lctg"])
-    assert done.returncode == 1 and "not a site" in done.stderr
-    assert (other / "keep.txt").read_text("utf-8") == "mine"
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under `folder`, by path relative to it."""
+    return {
+        p.relative_to(folder).as_posix(): None if p.is_dir() else p.read_bytes()
+        for p in folder.rglob("*")
+    }
+
+
+def git(folder: Path, *args: str) -> str:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.org"]
+    done = subprocess.run(
+        ["git", *identity, *args], cwd=folder, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def test_out_may_hold_what_the_site_never_writes(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """A git checkout (its own images/ folder, CNAME, notes), or a folder holding only files
+    the site would never write: the site goes in beside them and touches none of them;
+    rebuilt, likewise."""
+    checkout = tmp_path / "checkout"
+    mine = {
+        "README.md": "# 結果\n".encode(),
+        "CNAME": b"results.example.org\n",
+        ".nojekyll": b"",
+        "images/logo.svg": b"<svg/>",
+    }
+    for name, data in mine.items():
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / name).write_bytes(data)
+    git(checkout, "init", "-q")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "-q", "-m", "mine")
+    plain = tmp_path / "plain"
+    (plain / "notes").mkdir(parents=True)
+    (plain / "notes" / "todo.txt").write_text("mine", "utf-8")
+    (plain / "CNAME").write_text("results.example.org\n", "utf-8")
+    for out in (checkout, plain):
+        before = tree(out)
+        for source in ("--judge", "--lctg"):
+            done = run_cli("site", out, source, inputs[source.lstrip("-")])
+            assert done.returncode == 0, done.stderr
+            after = tree(out)
+            assert {name: after.get(name) for name in before} == before
+            assert 'data-leaderboard="' + source.lstrip("-") in (out / "index.html").read_text()
+    assert git(checkout, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_out_is_refused_where_the_site_would_mix_with_other_files(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """A file; an index.html the site did not write (in a git checkout too); a folder of the
+    site's (runs/, assets/, ...) outside a git checkout: one line naming it, nothing touched."""
+    cases = {"a file": ("", b"x"), "index": ("index.html", b"<html>mine</html>")}
+    cases.update({folder: (f"{folder}/mine.txt", b"mine") for folder in ("runs", "assets")})
+    for case, (name, data) in {**cases, "git index": ("index.html", b"mine")}.items():
+        out = tmp_path / case
+        if name:
+            (out / name).parent.mkdir(parents=True)
+        (out / name if name else out).write_bytes(data)
+        if case.startswith("git"):
+            git(out, "init", "-q")
+        before = tree(out) if out.is_dir() else out.read_bytes()
+        done = run_cli("site", out, "--lctg", inputs["lctg"])
+        assert done.returncode == 1, case
+        [line] = done.stderr.strip().splitlines()
+        blocking = str(out / name.split("/")[0]) if name else str(out)
+        assert line.startswith(f"error: {blocking}"), (case, line)
+        assert (tree(out) if out.is_dir() else out.read_bytes()) == before, case
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*cases, "git index"])
 
 
 def site_documents(out: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:

@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "out",
         type=Path,
         metavar="OUT",
-        help="the site's folder (new, empty, or a site written before: only its files replaced)",
+        help="the site's folder: new, a site written before (only its files replaced), or one "
+        "holding none of the site's names (a git checkout: no index.html); nothing else touched",
     )
     add_folders_argument(
         parser, "--pfgen", "a pfgen-bench checkout or result tree (result.json files)"
