@@ -429,6 +429,88 @@ def test_a_moved_dataset_is_a_note_until_mm_data_names_it(tmp_path: Path) -> Non
     assert all(item["images"] for s in shared.values() for item in s["items"])
 
 
+def changed_copy(dataset: Path, copy: Path) -> None:
+    """A copy of MM_TASK's dataset in which item 101 asks another question and the two rows'
+    images are swapped."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shutil.copytree(dataset, copy)
+    [file] = copy.rglob("*.parquet")
+    table = pq.read_table(file)
+    rows = table.to_pylist()
+    rows[0]["image"], rows[1]["image"] = rows[1]["image"], rows[0]["image"]
+    rows[0]["qas"][0]["question"] = "何の花ですか？"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), file)
+
+
+def shown_items(out: Path, model: str) -> tuple[dict[str, Any], list[Any]]:
+    """The run page of `model` and its items: (question, image sizes, the models answering)."""
+    from PIL import Image
+
+    pages, shared = site_documents(out)
+    [page] = [p for p in pages if p["settings"]["model_id"] == model]
+    data = shared[page["shared"]]
+    items = []
+    for item in data["items"]:
+        sizes = []
+        for name in item["images"]:
+            with Image.open(out / name) as image:
+                sizes.append(image.size)
+        answering = [label for label, a in zip(data["labels"], item["answers"], strict=True) if a]
+        items.append((item["id"], dict(item["fields"])["question"], sizes, answering))
+    return page, items
+
+
+def test_runs_on_two_copies_of_a_dataset_are_each_shown_against_their_own(tmp_path: Path) -> None:
+    """Two runs of one task, each on its own copy of the dataset (another question and other
+    images under the same ids): each page shows its own copy's questions and images, and only
+    the answers given to them. A copy that cannot be had (removed; --mm-data naming the other):
+    that run's page and a warning say so, and it shows the questions it recorded, no images."""
+    first, datasets = make_mm(tmp_path / "a", models=("org/vlm-a",))
+    copy = tmp_path / "b" / "mm-datasets" / MM_TASK
+    changed_copy(datasets[MM_TASK], copy)
+    second, _ = make_mm(tmp_path / "b", models=("org/vlm-b",))
+    own = {"org/vlm-a": datasets[MM_TASK], "org/vlm-b": copy}
+    expected = {
+        model: [(i.question_id, i.prompt, i.image_sizes, [model]) for i in mm_items(MM_TASK, data)]
+        for model, data in own.items()
+    }
+    assert expected["org/vlm-a"][0][1] != expected["org/vlm-b"][0][1]
+    assert expected["org/vlm-a"][0][2] != expected["org/vlm-b"][0][2]
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", first, "--mm", second)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    for model in own:
+        page, items = shown_items(out, model)
+        assert items == expected[model] and page["notes"] == []
+    recorded = [
+        (qid, question, [], answering) for qid, question, _, answering in expected["org/vlm-b"]
+    ]
+    shutil.rmtree(copy)
+    done = run_cli("site", out, "--mm", first, "--mm", second)
+    assert done.returncode == 0, done.stderr
+    [warning] = done.stderr.splitlines()
+    assert str(copy) in warning and "cannot be read" in warning
+    page, items = shown_items(out, "org/vlm-b")
+    assert items == recorded and [warning.removeprefix("warning: ")] == page["notes"]
+    assert shown_items(out, "org/vlm-a")[1] == expected["org/vlm-a"]
+    done = run_cli(
+        "site", out, "--mm", first, "--mm", second, "--mm-data", f"{MM_TASK}={own['org/vlm-a']}"
+    )
+    assert done.returncode == 0, done.stderr
+    [warning] = done.stderr.splitlines()
+    assert (
+        str(second / MM_TASK / "org/vlm-b") in warning and "item 101: another question" in warning
+    )
+    page, items = shown_items(out, "org/vlm-b")
+    assert (
+        items == recorded and len(page["notes"]) == 1 and str(own["org/vlm-a"]) in page["notes"][0]
+    )
+    assert shown_items(out, "org/vlm-a")[1] == expected["org/vlm-a"]
+
+
 def test_a_rebuild_keeps_what_the_site_did_not_write(
     inputs: dict[str, Path], tmp_path: Path
 ) -> None:
