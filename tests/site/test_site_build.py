@@ -18,16 +18,23 @@ from typing import Any
 
 import pytest
 from site_inputs import (
+    DISAGREEING_ANSWERS,
+    JUDGE_ANSWERS,
+    JUDGE_QUESTION,
     LCTG_ANSWER,
     MM_ANSWER,
+    MM_FAILED_ID,
     MM_GENERATION,
     MM_JUDGE,
     MM_LAYOUTS,
+    MM_MODELS,
     MM_REASONING,
     MM_REVISION,
     MM_TASK,
     PFGEN_RUNS,
     bench_dir,
+    lctg_item,
+    lctg_prompts,
     make_judge,
     make_lctg,
     make_mm,
@@ -509,6 +516,63 @@ def test_runs_on_two_copies_of_a_dataset_are_each_shown_against_their_own(tmp_pa
         items == recorded and len(page["notes"]) == 1 and str(own["org/vlm-a"]) in page["notes"][0]
     )
     assert shown_items(out, "org/vlm-a")[1] == expected["org/vlm-a"]
+
+
+def page_items(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {item["id"]: {**item, "fields": dict(item["fields"])} for item in page["items"]}
+
+
+def test_run_pages_show_what_a_person_needs_to_judge_each_item(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Judge: the question, the reference, both answers by model, each verdict with what it
+    means and the proposed one's probability, never "None", the item's score labelled. mm: a
+    failed item's reason. LCTG: the prompt's text and what its check looks for, from LCTG
+    Bench's files; without them, a note and a warning, and the prompt's id."""
+    reason = "HTTP 400: the image is too large"
+    results, _ = make_mm(tmp_path, failure=reason)
+    out = tmp_path / "out"
+    args = ["site", out, "--judge", inputs["judge"], "--lctg", inputs["lctg"], "--mm", results]
+    done = run_cli(*args)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    pages, shared = site_documents(out)
+    [judge] = [page for page in pages if page["bench"] == "judge"]
+    items = page_items(judge)
+    agreeing, disagreeing = items["p1"], items["p2"]
+    assert agreeing["fields"]["question"] == JUDGE_QUESTION
+    assert agreeing["fields"]["reference"] == "東京です。"
+    assert agreeing["fields"]["answer A (model-x)"] == JUDGE_ANSWERS[0]
+    assert agreeing["fields"]["answer B (model-y)"] == JUDGE_ANSWERS[1]
+    assert agreeing["fields"]["verdict"].splitlines() == [
+        "proposed: A, A is better (P 0.7500; B 0.1250, C 0.1250)",
+        "BS1: A, A is better",
+        "BS2: A, A is better",
+    ]
+    assert (agreeing["score_label"], round(agreeing["score"], 6)) == ("P(verdict)", 0.75)
+    assert disagreeing["fields"]["answer A (model-x)"] == DISAGREEING_ANSWERS[0]
+    assert "BS1: no verdict (the orders' letters disagree)" in disagreeing["fields"]["verdict"]
+    assert "None" not in json.dumps(judge, ensure_ascii=False)
+    [mm] = shared.values()
+    [failed] = [item for item in mm["items"] if item["id"] == MM_FAILED_ID]
+    small, large = (failed["answers"][mm["labels"].index(model)] for model in MM_MODELS)
+    assert small["failure"] == reason and small["text"] == "" and large["failure"] is None
+    assert {a["score_label"] for item in mm["items"] for a in item["answers"]} == {"rougel"}
+    [lctg] = [page for page in pages if page["bench"] == "lctg"]
+    prompt = lctg_prompts()[1]
+    item = page_items(lctg)[lctg_item(prompt, "keyword")]
+    assert item["fields"]["prompt"] == prompt["prompt_keyword"]
+    assert item["fields"]["checked"] == f"contains 「{prompt['keyword_answer']}」"
+    assert item["score_label"] == "checks passed" and lctg["notes"] == []
+    empty = tmp_path / "no-lctg-data"
+    empty.mkdir()
+    done = run_cli(*args, "--lctg-data", empty)
+    assert done.returncode == 0, done.stderr
+    [warning] = done.stderr.splitlines()
+    assert warning.startswith("warning: ad_text: prompt texts left out") and str(empty) in warning
+    [lctg] = [page for page in site_documents(out)[0] if page["bench"] == "lctg"]
+    assert lctg["notes"] == [warning.removeprefix("warning: ")]
+    item = page_items(lctg)[lctg_item(prompt, "keyword")]
+    assert item["fields"]["prompt"] == str(prompt["prompt_id"])
 
 
 def test_a_rebuild_keeps_what_the_site_did_not_write(

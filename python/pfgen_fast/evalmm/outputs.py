@@ -40,6 +40,7 @@ __all__ = [
     "TaskItem",
     "dataset_items",
     "read_evaluation",
+    "read_failures",
     "read_predictions",
     "read_result_folder",
     "recorded_data_dir",
@@ -159,6 +160,21 @@ def read_predictions(folder: Path) -> list[Prediction]:
             )
         )
     return predictions
+
+
+def read_failures(folder: Path) -> dict[str, str]:
+    """Why each failed item failed (question id -> reason), from `error_message.jsonl` (none
+    when absent): `{"question_id", "error"}` a line, as both runners write it."""
+    path = folder / ERRORS
+    if not path.is_file():
+        return {}
+    failures = {}
+    for line in iter_json_lines(path):
+        question_id = line.value.get("question_id")
+        if question_id is None:
+            raise InputError(f'{line.where}: field "question_id": missing')
+        failures[str(question_id)] = str(line.value.get("error", ""))
+    return failures
 
 
 def read_optional_object(path: Path) -> dict[str, Any]:

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.evalmm.outputs import PREDICTIONS, ResultFolder, read_result_folder, result_folders
+from pfgen_fast.evalmm.outputs import (
+    PREDICTIONS,
+    ResultFolder,
+    read_failures,
+    read_result_folder,
+    result_folders,
+)
 from pfgen_fast.site.mm_images import IMAGES, TaskData, task_data
 from pfgen_fast.site.model import (
     Board,
@@ -46,10 +52,12 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
     board = Board("mm", "Leaderboard", columns)
     # task -> its rows with their result folders, for the task's shared items
     tasks: dict[str, list[tuple[Row, ResultFolder]]] = {}
+    failures: dict[Path, dict[str, str]] = {}  # result folder -> failed item -> why
     for root in roots:
         for folder in collected.recognised(root, result_folders(root), LOOKED_FOR):
             try:
                 result = read_result_folder(folder, root)
+                failures[folder] = read_failures(folder)
             except PfgenError as error:
                 collected.run_left_out(error)
                 continue
@@ -60,7 +68,8 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
             tasks.setdefault(result.task, []).append((row, result))
     for task, runs in tasks.items():
         results = [result for _, result in runs]
-        add_task(task, runs, task_data(task, results, data.get(task), out), collected)
+        data_of_task = task_data(task, results, data.get(task), out)
+        add_task(task, runs, data_of_task, failures, collected)
     remove_unshown_images(out, collected.shared)
     add_spreads(board)
     for task in data:
@@ -105,14 +114,19 @@ def setting_text(value: Any) -> Any:
 
 
 def add_task(
-    task: str, runs: list[tuple[Row, ResultFolder]], data: TaskData, collected: Collected
+    task: str,
+    runs: list[tuple[Row, ResultFolder]],
+    data: TaskData,
+    failures: dict[Path, dict[str, str]],
+    collected: Collected,
 ) -> None:
     """A Shared for each group of the task's runs (those of one dataset copy) and a run page
     for each run."""
     collected.notices.extend(data.warnings)
     for group in data.groups:
         rows = [runs[n][0] for n in group.runs]
-        items = shared_items([runs[n][1] for n in group.runs], group.paths)
+        results = [runs[n][1] for n in group.runs]
+        items = shared_items(results, group.paths, [failures[r.folder] for r in results])
         shared = Shared(f"mm-task-{len(collected.shared)}", run_labels(rows), items)
         collected.shared.append(shared)
         for opened, n in enumerate(group.runs):
@@ -163,10 +177,12 @@ def run_labels(rows: list[Row]) -> list[str]:
     return labels
 
 
-def shared_items(runs: list[ResultFolder], images: dict[str, list[str]]) -> list[SharedItem]:
+def shared_items(
+    runs: list[ResultFolder], images: dict[str, list[str]], failures: list[dict[str, str]]
+) -> list[SharedItem]:
     """The items of the runs, each once, in the order the runs first give them (an item: a
     question id with the question the run recorded; reference and category from the first run
-    that has it), with run n's answer at n."""
+    that has it), with run n's answer at n (and why run n failed it, from failures[n])."""
     items: dict[tuple[str, str], SharedItem] = {}
     for n, result in enumerate(runs):
         for prediction in result.predictions:
@@ -185,8 +201,14 @@ def shared_items(runs: list[ResultFolder], images: dict[str, list[str]]) -> list
                 )
                 items[(qid, prediction.input_text)] = item
             scores = {k: item_score(v) for k, v in prediction.scores.items()}
-            numbers = [v for v in scores.values() if isinstance(v, (int, float))]
+            numbers = [(k, v) for k, v in scores.items() if isinstance(v, (int, float))]
+            name, score = numbers[0] if numbers else ("score", None)
             item.answers[n] = RunAnswer(
-                prediction.text, scores, numbers[0] if numbers else None, prediction.reasoning
+                prediction.text,
+                scores,
+                score,
+                name,
+                prediction.reasoning,
+                failures[n].get(qid),
             )
     return list(items.values())
