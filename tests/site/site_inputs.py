@@ -22,6 +22,7 @@ MM_MODELS = ("org/vlm-small", "org/vlm-large")
 MM_ANSWER_ID = "102"
 MM_ANSWER = "赤いりんごが二つあります"  # the large model's answer to item MM_ANSWER_ID
 MM_REASONING = "写真の中央に赤いりんごが見える。"  # the reasoning recorded with it
+CHANGED_QUESTION = "何の花ですか？"  # item 101's question in `changed_copy`
 MM_FAILED_ID = "103"  # the item the first model failed, with `make_mm(failure=...)`
 MM_REVISION = "aa13b70cd939faa1783187a752be2c0ca0d8303b"  # recorded in run_info.json
 # the generation and judge settings recorded in run_info.json
@@ -140,6 +141,23 @@ def make_mm(
             record = mm_run_info(task, model, dataset if record_data else None)
             (folder / "run_info.json").write_text(json.dumps(record), encoding="utf-8")
     return results, datasets
+
+
+def changed_copy(dataset: Path, copy: Path) -> None:
+    """A copy of MM_TASK's dataset in which item 101 asks another question and the two rows'
+    images are swapped."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shutil.copytree(dataset, copy)
+    [file] = copy.rglob("*.parquet")
+    table = pq.read_table(file)
+    rows = table.to_pylist()
+    rows[0]["image"], rows[1]["image"] = rows[1]["image"], rows[0]["image"]
+    rows[0]["qas"][0]["question"] = CHANGED_QUESTION
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), file)
 
 
 def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:

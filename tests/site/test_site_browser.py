@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from site_browser import chromium, missing, requested_urls
 from site_inputs import (
+    CHANGED_QUESTION,
     JUDGE_ANSWERS,
     JUDGE_QUESTION,
     LCTG_ANSWER,
@@ -26,6 +27,7 @@ from site_inputs import (
     MM_TASK,
     PFGEN_RUNS,
     bench_dir,
+    changed_copy,
     lctg_item,
     lctg_prompts,
     make_judge,
@@ -523,5 +525,48 @@ def test_every_item_of_every_layout_shows_every_image(
             )
             assert sideways <= 0, task
             driver.save_screenshot(str(tmp_path / f"{task}.png"))
+        site.collect_logs()
+        assert [e for e in site.console if e["level"] == "SEVERE"] == []
+
+
+def test_runs_on_two_dataset_copies_show_their_own(tmp_path: Path) -> None:
+    """Two runs of one task on two copies of its dataset (item 101: another question and
+    another image): each page shows its own copy's question and image beside its own answer
+    only; with one copy gone, that run's page says so and shows the question it recorded and
+    no image. Screenshots are left in the test's folder."""
+    import shutil
+
+    first, datasets = make_mm(tmp_path / "a", models=("org/vlm-a",))
+    copy = tmp_path / "b" / "mm-datasets" / MM_TASK
+    changed_copy(datasets[MM_TASK], copy)
+    second, _ = make_mm(tmp_path / "b", models=("org/vlm-b",))
+    out = tmp_path / "out"
+    shown = """const item = document.querySelector('[data-item="101"]');
+        return [item.querySelector('.field span').textContent,
+            Array.from(item.querySelectorAll('img.thumb'), (i) => i.naturalWidth),
+            Array.from(item.querySelectorAll('[data-answer]'), (a) => a.dataset.answer),
+            Array.from(document.querySelectorAll('#run .run-note'), (n) => n.textContent)];"""
+    with chromium(width=1280) as driver:
+        site = Site(out, tmp_path, driver)
+        for removed in (False, True):
+            if removed:
+                shutil.rmtree(copy)
+            done = run_cli("site", out, "--mm", first, "--mm", second)
+            assert done.returncode == 0, done.stderr
+            for model, question, widths in (
+                ("org/vlm-a", "何色ですか？", [16]),
+                ("org/vlm-b", CHANGED_QUESTION, [] if removed else [20]),
+            ):
+                site.open_index("#mm")
+                site.css(f'tr[data-run="{MM_TASK}/{model}"] [data-drill]').click()
+                site.wait("document.querySelectorAll('[data-item]').length === 3")
+                all_loaded(site, 3 if widths else 0)
+                text, loaded, answering, notes = driver.execute_script(shown)
+                assert (text, loaded, answering) == (question, widths, [model])
+                assert bool(notes) == (removed and model == "org/vlm-b")
+                assert all(str(copy) in note for note in notes)
+                name = f"{model.split('/')[1]}{'-copy-removed' if removed else ''}.png"
+                site.scroll_to(0)
+                driver.save_screenshot(str(tmp_path / name))
         site.collect_logs()
         assert [e for e in site.console if e["level"] == "SEVERE"] == []

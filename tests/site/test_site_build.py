@@ -33,6 +33,7 @@ from site_inputs import (
     MM_TASK,
     PFGEN_RUNS,
     bench_dir,
+    changed_copy,
     lctg_item,
     lctg_prompts,
     make_judge,
@@ -434,21 +435,6 @@ def test_a_moved_dataset_is_a_note_until_mm_data_names_it(tmp_path: Path) -> Non
     pages, shared = site_documents(out)
     assert all(not page["notes"] for page in pages)
     assert all(item["images"] for s in shared.values() for item in s["items"])
-
-
-def changed_copy(dataset: Path, copy: Path) -> None:
-    """A copy of MM_TASK's dataset in which item 101 asks another question and the two rows'
-    images are swapped."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    shutil.copytree(dataset, copy)
-    [file] = copy.rglob("*.parquet")
-    table = pq.read_table(file)
-    rows = table.to_pylist()
-    rows[0]["image"], rows[1]["image"] = rows[1]["image"], rows[0]["image"]
-    rows[0]["qas"][0]["question"] = "何の花ですか？"
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), file)
 
 
 def shown_items(out: Path, model: str) -> tuple[dict[str, Any], list[Any]]:

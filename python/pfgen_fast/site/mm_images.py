@@ -80,9 +80,11 @@ def task_data(task: str, runs: list[ResultFolder], given: Path | None, out: Path
         try:
             group, mismatched = read_dataset(task, runs, mine + strays, folder, out)
         except (PfgenError, OSError, ValueError) as error:
+            named = folder is not None and str(error).startswith(str(folder))
+            why = str(error) if named else f"{folder_text(folder)}: {error}"
             note = (
-                f"{task}: the dataset {folder_text(folder)} cannot be read ({error}): shown "
-                "with the questions the run recorded, no images"
+                f"{task}: the dataset this run recorded cannot be read ({why}): shown with the "
+                "questions the run recorded, no images"
             )
             data.warnings.append(note)
             data.run_notes.update((n, note) for n in mine)
