@@ -2,17 +2,17 @@
 folders (models of some tasks, two unless told) made from the tasks' datasets in their Hub
 layouts (the mm tests' writers, `tests/evalmm/mm_datasets.py`), an `lctg eval --out` folder,
 and a `judge pairwise --out` folder with the ranking `judge rank` makes of it (the real
-command)."""
+commands)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from cli_runner import run_cli
 
 EVALMM_TESTS = Path(__file__).resolve().parents[1] / "evalmm"  # mm_datasets.py
 MM_TASK = "ja-vg-vqa-500"  # nested question lists: several items share one image
@@ -22,12 +22,17 @@ MM_MODELS = ("org/vlm-small", "org/vlm-large")
 MM_ANSWER_ID = "102"
 MM_ANSWER = "赤いりんごが二つあります"  # the large model's answer to item MM_ANSWER_ID
 MM_REASONING = "写真の中央に赤いりんごが見える。"  # the reasoning recorded with it
+CHANGED_QUESTION = "何の花ですか？"  # item 101's question in `changed_copy`
+MM_FAILED_ID = "103"  # the item the first model failed, with `make_mm(failure=...)`
 MM_REVISION = "aa13b70cd939faa1783187a752be2c0ca0d8303b"  # recorded in run_info.json
 # the generation and judge settings recorded in run_info.json
 MM_GENERATION: dict[str, Any] = {"strip_reasoning": True, "extra_body": {"top_k": 20}}
 MM_JUDGE: dict[str, Any] = {"model": "judge-1", "max_tokens": {"llm-as-a-judge": 77}}
 LCTG_ANSWER = "新商品のお茶は香りが豊かで、毎日の休憩にぴったりです。"
-JUDGE_REPLY = "回答Aのほうが正確です。[[A]]"
+JUDGE_TESTS = Path(__file__).resolve().parents[1] / "judge"  # scripted_judge.py
+JUDGE_QUESTION = "日本の首都はどこですか？"
+JUDGE_ANSWERS = ("首都は東京です。", "首都は大阪です。")  # item p1's, its orders agree
+DISAGREEING_ANSWERS = ("京都です。", "奈良です。")  # item p2's, its orders disagree
 PFGEN_RUNS = (
     "result/sbintuitions/sarashina1-13b/9c5badf",
     "result/openai/chatgpt-4o-latest/c275a7b",
@@ -85,10 +90,12 @@ def make_mm(
     models: tuple[str, ...] = MM_MODELS,
     tasks: tuple[str, ...] = (MM_TASK,),
     record_data: bool = True,
+    failure: str | None = None,
 ) -> tuple[Path, dict[str, Path]]:
     """A result folder `<task>/<model>/` per task and model, as `mm run` writes it (its
     run_info.json names the dataset folder unless `record_data` is false), and each task's
-    dataset folder."""
+    dataset folder. With `failure`, the first model failed item MM_FAILED_ID for that reason
+    (an empty reply, the reason in error_message.jsonl)."""
     results = root / "mm-results"
     datasets = {task: mm_dataset(root, task) for task in tasks}
     for task, dataset in datasets.items():
@@ -97,7 +104,8 @@ def make_mm(
             folder = results / task / model
             rows = []
             for item in items:
-                text = mm_text(number, model, item.question_id)
+                failed = failure is not None and (number, item.question_id) == (0, MM_FAILED_ID)
+                text = "" if failed else mm_text(number, model, item.question_id)
                 score = 1.0 if text == MM_ANSWER else 0.25 * (number + 1)
                 row = {
                     "question_id": item.question_id,
@@ -111,6 +119,11 @@ def make_mm(
                     row["reasoning"] = MM_REASONING
                 rows.append(row)
             write_lines(folder / "prediction.jsonl", rows)
+            if failure is not None and number == 0:
+                write_lines(
+                    folder / "error_message.jsonl",
+                    [{"question_id": MM_FAILED_ID, "error": failure}],
+                )
             evaluation = {
                 "rougel": {"overall_score": 0.4 + 0.3 * number, "details": {}},
                 "llm-as-a-judge": {"overall_score": 2.5 + number, "details": {}},
@@ -128,6 +141,23 @@ def make_mm(
             record = mm_run_info(task, model, dataset if record_data else None)
             (folder / "run_info.json").write_text(json.dumps(record), encoding="utf-8")
     return results, datasets
+
+
+def changed_copy(dataset: Path, copy: Path) -> None:
+    """A copy of MM_TASK's dataset in which item 101 asks another question and the two rows'
+    images are swapped."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shutil.copytree(dataset, copy)
+    [file] = copy.rglob("*.parquet")
+    table = pq.read_table(file)
+    rows = table.to_pylist()
+    rows[0]["image"], rows[1]["image"] = rows[1]["image"], rows[0]["image"]
+    rows[0]["qas"][0]["question"] = CHANGED_QUESTION
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), file)
 
 
 def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
@@ -149,17 +179,35 @@ def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
     return {**record, "dataset_revision": MM_REVISION}
 
 
+def lctg_prompts() -> list[dict[str, Any]]:
+    """The first two prompts of LCTG Bench's ad_text (the test is skipped without its files)."""
+    from published import LCTG, require
+
+    path = require(LCTG) / "datasets" / "ad_text" / "prompts_v1.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines[:2]]
+
+
+def lctg_item(prompt: dict[str, Any], constraint: str) -> str:
+    """The id of the site's item of that prompt and constraint."""
+    return f"prompt {prompt['prompt_id']} / {constraint}"
+
+
 def make_lctg(root: Path) -> Path:
+    """An `lctg eval --out` folder of ad_text's first two prompts; LCTG_ANSWER is the second
+    prompt's keyword generation, iteration 1."""
     out = root / "lctg-out"
     out.mkdir(parents=True)
     constraints = ["format", "char_count", "keyword", "prohibited_word"]
+    prompts = lctg_prompts()
     records = []
-    for prompt_id in (1, 2):
+    for number, prompt in enumerate(prompts):
+        prompt_id = prompt["prompt_id"]
         for constraint in constraints:
             for iteration in range(3):
                 text = (
                     LCTG_ANSWER
-                    if (prompt_id, constraint, iteration) == (2, "keyword", 1)
+                    if (number, constraint, iteration) == (1, "keyword", 1)
                     else (f"広告文 {prompt_id}-{constraint}-{iteration}")
                 )
                 records.append(
@@ -207,70 +255,64 @@ def make_lctg(root: Path) -> Path:
     return out
 
 
-def order(first: str, letter: str, probability: float) -> dict[str, Any]:
-    rest = (1 - probability) / 2
-    probabilities = {x: probability if x == letter else rest for x in "ABC"}
-    return {
-        "shown_first": first,
-        "letter": letter,
-        "position": 10,
-        "probabilities": probabilities,
-        "top_logprobs": [],
-        "text": JUDGE_REPLY,
-    }
-
-
 def make_judge(root: Path) -> Path:
+    """`judge pairwise --out` run on pairs of three models against the tests' scripted judge
+    (the real command and stand-in server), and `judge rank --table` of it. JUDGE_PAIR's
+    orders agree (A, P(A) 0.8 then 0.7); DISAGREEING_PAIR's do not (no BS1 verdict)."""
+    if str(JUDGE_TESTS) not in sys.path:
+        sys.path.append(str(JUDGE_TESTS))
+    from scripted_judge import ScriptedJudge
+
+    from pfgen_fast.testing import serve
+
     out = root / "judge-out"
-    pairwise = out / "pairwise"
     models = ["model-x", "model-y", "model-z"]
-    records = []
-    number = 0
+    rows = []
     for a in models:
         for b in models:
             if a >= b:
                 continue
-            for letter in "ABAC":
-                number += 1
-                records.append(
+            for _ in range(4):
+                number = len(rows) + 1
+                answers = {1: JUDGE_ANSWERS, 2: DISAGREEING_ANSWERS}.get(
+                    number, (f"{a} の答え {number}", f"{b} の答え {number}")
+                )
+                rows.append(
                     {
                         "id": f"p{number}",
                         "task": "qa",
+                        "question": JUDGE_QUESTION if number == 1 else f"質問 {number}",
+                        "reference": "東京です。",
+                        "answer_a": answers[0],
+                        "answer_b": answers[1],
                         "model_a": a,
                         "model_b": b,
-                        "verdict": {"proposed": letter, "bs1": letter, "bs2": letter},
-                        "consistent": True,
-                        "tie_broken": False,
-                        "averages": {"A": 0.8 if letter == "A" else 0.1, "B": 0.1, "C": 0.1},
-                        "orders": [order("A", letter, 0.8), order("B", letter, 0.7)],
                     }
                 )
-    write_lines(pairwise / "items.jsonl", records)
-    summary = {
-        "items": len(records),
-        "errors": 0,
-        "labelled": 0,
-        "robustness": 1.0,
-        "tie_breaks": 0,
+    write_lines(root / "judge-items.jsonl", rows)
+    script = {
+        JUDGE_ANSWERS: ("A", {"A": 0.8, "B": 0.1, "C": 0.1}),
+        JUDGE_ANSWERS[::-1]: ("B", {"A": 0.15, "B": 0.7, "C": 0.15}),
+        DISAGREEING_ANSWERS: ("A", {"A": 0.6, "B": 0.3, "C": 0.1}),
+        DISAGREEING_ANSWERS[::-1]: ("A", {"A": 0.5, "B": 0.4, "C": 0.1}),
     }
-    (pairwise / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pfgen_fast",
+    with serve(ScriptedJudge(script)) as server:
+        done = run_cli(
             "judge",
-            "rank",
-            str(pairwise),
-            "--bootstrap",
-            "50",
-            "--table",
-            str(out / "ranking.json"),
-        ],
-        check=True,
-        capture_output=True,
-        env=os.environ.copy(),
-    )
+            "pairwise",
+            root / "judge-items.jsonl",
+            "--out",
+            out / "pairwise",
+            "--base-url",
+            server.base_url,
+            "--judge-model",
+            "judge-1",
+            "--quiet",
+        )
+    assert done.returncode == 0, done.stderr
+    ranking = out / "ranking.json"
+    done = run_cli("judge", "rank", out / "pairwise", "--bootstrap", "50", "--table", ranking)
+    assert done.returncode == 0, done.stderr
     return out
 
 

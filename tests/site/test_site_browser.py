@@ -15,14 +15,21 @@ from typing import Any
 import pytest
 from site_browser import chromium, missing, requested_urls
 from site_inputs import (
+    CHANGED_QUESTION,
+    JUDGE_ANSWERS,
+    JUDGE_QUESTION,
     LCTG_ANSWER,
     MM_ANSWER,
     MM_ANSWER_ID,
+    MM_FAILED_ID,
     MM_LAYOUTS,
     MM_REASONING,
     MM_TASK,
     PFGEN_RUNS,
     bench_dir,
+    changed_copy,
+    lctg_item,
+    lctg_prompts,
     make_judge,
     make_lctg,
     make_mm,
@@ -33,6 +40,7 @@ from site_inputs import (
 from cli_runner import run_cli
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
+MM_FAILURE = "HTTP 400: the image is too large"  # why the small model failed MM_FAILED_ID
 
 
 class Site:
@@ -80,7 +88,7 @@ class Site:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("site")
-    results, _ = make_mm(root)
+    results, _ = make_mm(root, failure=MM_FAILURE)
     out = root / "out"
     done = run_cli(
         "site",
@@ -275,7 +283,7 @@ def test_another_model_of_the_task_shows_its_answer_first(site: Site) -> None:
     assert [a.get_attribute("data-answer") for a in answers] == ["org/vlm-large", "org/vlm-small"]
     assert MM_ANSWER in answers[0].text
     # the item's score is the opened run's (its rougel 1.0, the small model's 0.25)
-    assert site.css(f'[data-item="{MM_ANSWER_ID}"] .score').text == "score 1"
+    assert site.css(f'[data-item="{MM_ANSWER_ID}"] .score').text == "rougel 1"
     site.collect_logs()
     # the first page loads the task's shared items with it; the second loads only itself
     first = [u.rsplit("/", 1)[1].split(".")[0] for u in site.urls[start:middle] if "/runs/" in u]
@@ -351,17 +359,68 @@ def test_a_run_that_fails_to_load_leaves_the_next_opened_run_alone(tmp_path: Pat
 
 
 def test_lctg_and_judge_runs(site: Site) -> None:
+    """What a person needs to judge each item: LCTG's prompt text and what its check looks
+    for; the judge's question, both answers, the verdicts with their probability (no "None"),
+    the item's score labelled. Screenshots are left in the test's folder."""
     site.open_index("#lctg")
     site.css('[data-leaderboard="lctg"] [data-drill]').click()
     site.wait("document.querySelectorAll('[data-item]').length === 8")
-    assert LCTG_ANSWER in site.css('[data-item="prompt 2 / keyword"]').text
+    prompt = lctg_prompts()[1]
+    item = site.css(f'[data-item="{lctg_item(prompt, "keyword")}"]')
+    assert LCTG_ANSWER in item.text and prompt["keyword_answer"] in item.text
+    assert " ".join(prompt["prompt_keyword"].split()) in " ".join(item.text.split())
+    assert item.find_element("css selector", ".score").text == "checks passed 0.6667"
+    site.driver.save_screenshot(str(site.out.parent / "lctg-run.png"))
     site.open_index("#judge")
     site.css('[data-leaderboard="judge"] [data-drill]').click()
     site.wait("document.querySelectorAll('[data-item]').length === 12")
-    first = site.css('[data-item="p1"]').text
-    assert "P(A) 0.8000" in first and "[[A]]" in first
+    first = site.css('[data-item="p1"]')
+    text = first.text
+    assert JUDGE_QUESTION in text and JUDGE_ANSWERS[0] in text and JUDGE_ANSWERS[1] in text
+    assert "proposed: A, A is better (P 0.7500" in text and "P(A) 0.8000" in text
+    assert first.find_element("css selector", ".score").text == "P(verdict) 0.7500"
+    assert "BS1: no verdict" in site.css('[data-item="p2"]').text
+    assert "None" not in site.css("#run").text
+    site.driver.save_screenshot(str(site.out.parent / "judge-run.png"))
     strengths = site.all('[data-leaderboard="judge-rank"] td[data-column="strength"]')
     assert len(strengths) == 3
+    site.collect_logs()
+
+
+def test_a_failed_mm_item_shows_why(site: Site) -> None:
+    site.open_index("#mm")
+    site.css(f'tr[data-run="{MM_TASK}/org/vlm-small"] [data-drill]').click()
+    site.wait("document.querySelectorAll('[data-item]').length === 3")
+    [failed, other] = site.all(f'[data-item="{MM_FAILED_ID}"] [data-answer]')
+    assert failed.get_attribute("data-answer") == "org/vlm-small"
+    assert failed.find_element("css selector", ".failure").text == f"failed: {MM_FAILURE}"
+    assert not other.find_elements("css selector", ".failure")
+    site.driver.execute_script("arguments[0].scrollIntoView()", failed)
+    site.driver.save_screenshot(str(site.out.parent / "mm-failed.png"))
+    site.collect_logs()
+
+
+def test_a_direct_link_to_a_run_page_highlights_its_tab(site: Site) -> None:
+    """Opened as the page's first address, or from another benchmark's tab: the run's own
+    benchmark's tab is the one marked; back on the leaderboards, that tab's."""
+    site.open_index()
+    links = {
+        bench: site.css(f'[data-leaderboard="{bench}"] [data-drill]').get_attribute("data-drill")
+        for bench in ("pfgen", "lctg", "mm", "judge")
+    }
+    active = "Array.from(document.querySelectorAll('[data-show].active'), (b) => b.dataset.show)"
+    for bench, page in links.items():
+        site.open_index(f"#run/{page}")
+        site.wait("document.querySelectorAll('[data-item]').length > 0")
+        assert site.driver.execute_script(f"return {active};") == [bench]
+        other = "lctg" if bench != "lctg" else "judge"
+        site.open_index(f"#{other}")
+        site.driver.execute_script(f"location.hash = 'run/{page}';")
+        site.wait("document.querySelectorAll('[data-item]').length > 0")
+        assert site.driver.execute_script(f"return {active};") == [bench]
+        site.css("#run .back").click()
+        site.wait("!document.querySelector('#boards').hidden")
+        assert site.driver.execute_script(f"return {active};") == [bench]
     site.collect_logs()
 
 
@@ -466,5 +525,48 @@ def test_every_item_of_every_layout_shows_every_image(
             )
             assert sideways <= 0, task
             driver.save_screenshot(str(tmp_path / f"{task}.png"))
+        site.collect_logs()
+        assert [e for e in site.console if e["level"] == "SEVERE"] == []
+
+
+def test_runs_on_two_dataset_copies_show_their_own(tmp_path: Path) -> None:
+    """Two runs of one task on two copies of its dataset (item 101: another question and
+    another image): each page shows its own copy's question and image beside its own answer
+    only; with one copy gone, that run's page says so and shows the question it recorded and
+    no image. Screenshots are left in the test's folder."""
+    import shutil
+
+    first, datasets = make_mm(tmp_path / "a", models=("org/vlm-a",))
+    copy = tmp_path / "b" / "mm-datasets" / MM_TASK
+    changed_copy(datasets[MM_TASK], copy)
+    second, _ = make_mm(tmp_path / "b", models=("org/vlm-b",))
+    out = tmp_path / "out"
+    shown = """const item = document.querySelector('[data-item="101"]');
+        return [item.querySelector('.field span').textContent,
+            Array.from(item.querySelectorAll('img.thumb'), (i) => i.naturalWidth),
+            Array.from(item.querySelectorAll('[data-answer]'), (a) => a.dataset.answer),
+            Array.from(document.querySelectorAll('#run .run-note'), (n) => n.textContent)];"""
+    with chromium(width=1280) as driver:
+        site = Site(out, tmp_path, driver)
+        for removed in (False, True):
+            if removed:
+                shutil.rmtree(copy)
+            done = run_cli("site", out, "--mm", first, "--mm", second)
+            assert done.returncode == 0, done.stderr
+            for model, question, widths in (
+                ("org/vlm-a", "何色ですか？", [16]),
+                ("org/vlm-b", CHANGED_QUESTION, [] if removed else [20]),
+            ):
+                site.open_index("#mm")
+                site.css(f'tr[data-run="{MM_TASK}/{model}"] [data-drill]').click()
+                site.wait("document.querySelectorAll('[data-item]').length === 3")
+                all_loaded(site, 3 if widths else 0)
+                text, loaded, answering, notes = driver.execute_script(shown)
+                assert (text, loaded, answering) == (question, widths, [model])
+                assert bool(notes) == (removed and model == "org/vlm-b")
+                assert all(str(copy) in note for note in notes)
+                name = f"{model.split('/')[1]}{'-copy-removed' if removed else ''}.png"
+                site.scroll_to(0)
+                driver.save_screenshot(str(tmp_path / name))
         site.collect_logs()
         assert [e for e in site.console if e["level"] == "SEVERE"] == []

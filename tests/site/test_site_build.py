@@ -18,16 +18,24 @@ from typing import Any
 
 import pytest
 from site_inputs import (
+    DISAGREEING_ANSWERS,
+    JUDGE_ANSWERS,
+    JUDGE_QUESTION,
     LCTG_ANSWER,
     MM_ANSWER,
+    MM_FAILED_ID,
     MM_GENERATION,
     MM_JUDGE,
     MM_LAYOUTS,
+    MM_MODELS,
     MM_REASONING,
     MM_REVISION,
     MM_TASK,
     PFGEN_RUNS,
     bench_dir,
+    changed_copy,
+    lctg_item,
+    lctg_prompts,
     make_judge,
     make_lctg,
     make_mm,
@@ -190,12 +198,78 @@ def test_a_site_replaces_the_one_before_and_no_other_folder(
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'data-leaderboard="lctg"' in index and 'data-leaderboard="judge"' not in index
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
-    other = tmp_path / "notes"
-    other.mkdir()
-    (other / "keep.txt").write_text("mine", "utf-8")
-    done = run_cli("site", other, "--lctg", inputs["lctg"])
-    assert done.returncode == 1 and "not a site" in done.stderr
-    assert (other / "keep.txt").read_text("utf-8") == "mine"
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under `folder`, by path relative to it."""
+    return {
+        p.relative_to(folder).as_posix(): None if p.is_dir() else p.read_bytes()
+        for p in folder.rglob("*")
+    }
+
+
+def git(folder: Path, *args: str) -> str:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.org"]
+    done = subprocess.run(
+        ["git", *identity, *args], cwd=folder, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def test_out_may_hold_what_the_site_never_writes(inputs: dict[str, Path], tmp_path: Path) -> None:
+    """A git checkout (its own images/ folder, CNAME, notes), or a folder holding only files
+    the site would never write: the site goes in beside them and touches none of them;
+    rebuilt, likewise."""
+    checkout = tmp_path / "checkout"
+    mine = {
+        "README.md": "# 結果\n".encode(),
+        "CNAME": b"results.example.org\n",
+        ".nojekyll": b"",
+        "images/logo.svg": b"<svg/>",
+    }
+    for name, data in mine.items():
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / name).write_bytes(data)
+    git(checkout, "init", "-q")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "-q", "-m", "mine")
+    plain = tmp_path / "plain"
+    (plain / "notes").mkdir(parents=True)
+    (plain / "notes" / "todo.txt").write_text("mine", "utf-8")
+    (plain / "CNAME").write_text("results.example.org\n", "utf-8")
+    for out in (checkout, plain):
+        before = tree(out)
+        for source in ("--judge", "--lctg"):
+            done = run_cli("site", out, source, inputs[source.lstrip("-")])
+            assert done.returncode == 0, done.stderr
+            after = tree(out)
+            assert {name: after.get(name) for name in before} == before
+            assert 'data-leaderboard="' + source.lstrip("-") in (out / "index.html").read_text()
+    assert git(checkout, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_out_is_refused_where_the_site_would_mix_with_other_files(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """A file; an index.html the site did not write (in a git checkout too); a folder of the
+    site's (runs/, assets/, ...) outside a git checkout: one line naming it, nothing touched."""
+    cases = {"a file": ("", b"x"), "index": ("index.html", b"<html>mine</html>")}
+    cases.update({folder: (f"{folder}/mine.txt", b"mine") for folder in ("runs", "assets")})
+    for case, (name, data) in {**cases, "git index": ("index.html", b"mine")}.items():
+        out = tmp_path / case
+        if name:
+            (out / name).parent.mkdir(parents=True)
+        (out / name if name else out).write_bytes(data)
+        if case.startswith("git"):
+            git(out, "init", "-q")
+        before = tree(out) if out.is_dir() else out.read_bytes()
+        done = run_cli("site", out, "--lctg", inputs["lctg"])
+        assert done.returncode == 1, case
+        [line] = done.stderr.strip().splitlines()
+        blocking = str(out / name.split("/")[0]) if name else str(out)
+        assert line.startswith(f"error: {blocking}"), (case, line)
+        assert (tree(out) if out.is_dir() else out.read_bytes()) == before, case
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*cases, "git index"])
 
 
 def site_documents(out: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
@@ -361,6 +435,130 @@ def test_a_moved_dataset_is_a_note_until_mm_data_names_it(tmp_path: Path) -> Non
     pages, shared = site_documents(out)
     assert all(not page["notes"] for page in pages)
     assert all(item["images"] for s in shared.values() for item in s["items"])
+
+
+def shown_items(out: Path, model: str) -> tuple[dict[str, Any], list[Any]]:
+    """The run page of `model` and its items: (question, image sizes, the models answering)."""
+    from PIL import Image
+
+    pages, shared = site_documents(out)
+    [page] = [p for p in pages if p["settings"]["model_id"] == model]
+    data = shared[page["shared"]]
+    items = []
+    for item in data["items"]:
+        sizes = []
+        for name in item["images"]:
+            with Image.open(out / name) as image:
+                sizes.append(image.size)
+        answering = [label for label, a in zip(data["labels"], item["answers"], strict=True) if a]
+        items.append((item["id"], dict(item["fields"])["question"], sizes, answering))
+    return page, items
+
+
+def test_runs_on_two_copies_of_a_dataset_are_each_shown_against_their_own(tmp_path: Path) -> None:
+    """Two runs of one task, each on its own copy of the dataset (another question and other
+    images under the same ids): each page shows its own copy's questions and images, and only
+    the answers given to them. A copy that cannot be had (removed; --mm-data naming the other):
+    that run's page and a warning say so, and it shows the questions it recorded, no images."""
+    first, datasets = make_mm(tmp_path / "a", models=("org/vlm-a",))
+    copy = tmp_path / "b" / "mm-datasets" / MM_TASK
+    changed_copy(datasets[MM_TASK], copy)
+    second, _ = make_mm(tmp_path / "b", models=("org/vlm-b",))
+    own = {"org/vlm-a": datasets[MM_TASK], "org/vlm-b": copy}
+    expected = {
+        model: [(i.question_id, i.prompt, i.image_sizes, [model]) for i in mm_items(MM_TASK, data)]
+        for model, data in own.items()
+    }
+    assert expected["org/vlm-a"][0][1] != expected["org/vlm-b"][0][1]
+    assert expected["org/vlm-a"][0][2] != expected["org/vlm-b"][0][2]
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--mm", first, "--mm", second)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    for model in own:
+        page, items = shown_items(out, model)
+        assert items == expected[model] and page["notes"] == []
+    recorded = [
+        (qid, question, [], answering) for qid, question, _, answering in expected["org/vlm-b"]
+    ]
+    shutil.rmtree(copy)
+    done = run_cli("site", out, "--mm", first, "--mm", second)
+    assert done.returncode == 0, done.stderr
+    [warning] = done.stderr.splitlines()
+    assert str(copy) in warning and "cannot be read" in warning
+    page, items = shown_items(out, "org/vlm-b")
+    assert items == recorded and [warning.removeprefix("warning: ")] == page["notes"]
+    assert shown_items(out, "org/vlm-a")[1] == expected["org/vlm-a"]
+    done = run_cli(
+        "site", out, "--mm", first, "--mm", second, "--mm-data", f"{MM_TASK}={own['org/vlm-a']}"
+    )
+    assert done.returncode == 0, done.stderr
+    [warning] = done.stderr.splitlines()
+    assert (
+        str(second / MM_TASK / "org/vlm-b") in warning and "item 101: another question" in warning
+    )
+    page, items = shown_items(out, "org/vlm-b")
+    assert (
+        items == recorded and len(page["notes"]) == 1 and str(own["org/vlm-a"]) in page["notes"][0]
+    )
+    assert shown_items(out, "org/vlm-a")[1] == expected["org/vlm-a"]
+
+
+def page_items(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {item["id"]: {**item, "fields": dict(item["fields"])} for item in page["items"]}
+
+
+def test_run_pages_show_what_a_person_needs_to_judge_each_item(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Judge: the question, the reference, both answers by model, each verdict with what it
+    means and the proposed one's probability, never "None", the item's score labelled. mm: a
+    failed item's reason. LCTG: the prompt's text and what its check looks for, from LCTG
+    Bench's files; without them, a note and a warning, and the prompt's id."""
+    reason = "HTTP 400: the image is too large"
+    results, _ = make_mm(tmp_path, failure=reason)
+    out = tmp_path / "out"
+    args = ["site", out, "--judge", inputs["judge"], "--lctg", inputs["lctg"], "--mm", results]
+    done = run_cli(*args)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    pages, shared = site_documents(out)
+    [judge] = [page for page in pages if page["bench"] == "judge"]
+    items = page_items(judge)
+    agreeing, disagreeing = items["p1"], items["p2"]
+    assert agreeing["fields"]["question"] == JUDGE_QUESTION
+    assert agreeing["fields"]["reference"] == "東京です。"
+    assert agreeing["fields"]["answer A (model-x)"] == JUDGE_ANSWERS[0]
+    assert agreeing["fields"]["answer B (model-y)"] == JUDGE_ANSWERS[1]
+    assert agreeing["fields"]["verdict"].splitlines() == [
+        "proposed: A, A is better (P 0.7500; B 0.1250, C 0.1250)",
+        "BS1: A, A is better",
+        "BS2: A, A is better",
+    ]
+    assert (agreeing["score_label"], round(agreeing["score"], 6)) == ("P(verdict)", 0.75)
+    assert disagreeing["fields"]["answer A (model-x)"] == DISAGREEING_ANSWERS[0]
+    assert "BS1: no verdict (the orders' letters disagree)" in disagreeing["fields"]["verdict"]
+    assert "None" not in json.dumps(judge, ensure_ascii=False)
+    [mm] = shared.values()
+    [failed] = [item for item in mm["items"] if item["id"] == MM_FAILED_ID]
+    small, large = (failed["answers"][mm["labels"].index(model)] for model in MM_MODELS)
+    assert small["failure"] == reason and small["text"] == "" and large["failure"] is None
+    assert {a["score_label"] for item in mm["items"] for a in item["answers"]} == {"rougel"}
+    [lctg] = [page for page in pages if page["bench"] == "lctg"]
+    prompt = lctg_prompts()[1]
+    item = page_items(lctg)[lctg_item(prompt, "keyword")]
+    assert item["fields"]["prompt"] == prompt["prompt_keyword"]
+    assert item["fields"]["checked"] == f"contains 「{prompt['keyword_answer']}」"
+    assert item["score_label"] == "checks passed" and lctg["notes"] == []
+    empty = tmp_path / "no-lctg-data"
+    empty.mkdir()
+    done = run_cli(*args, "--lctg-data", empty)
+    assert done.returncode == 0, done.stderr
+    [warning] = done.stderr.splitlines()
+    assert warning.startswith("warning: ad_text: prompt texts left out") and str(empty) in warning
+    [lctg] = [page for page in site_documents(out)[0] if page["bench"] == "lctg"]
+    assert lctg["notes"] == [warning.removeprefix("warning: ")]
+    item = page_items(lctg)[lctg_item(prompt, "keyword")]
+    assert item["fields"]["prompt"] == str(prompt["prompt_id"])
 
 
 def test_a_rebuild_keeps_what_the_site_did_not_write(

@@ -9,8 +9,8 @@ by other rooms): a result folder `OUT/<task>/<model>/` holds
   `data_dir`, the generation settings);
 * `error_message.jsonl`: the failed items, when some failed.
 
-The images of a run's items come from the same item builder as `mm run` (`item_images`), from
-the dataset its record names."""
+The items of a run (their prompts and images) come from the same item builder as `mm run`
+(`dataset_items`), from the dataset its record names."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import orjson
 
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
-from pfgen_fast.evalmm.tasks import TaskImage, iter_items, task_names
+from pfgen_fast.evalmm.tasks import TaskImage, TaskItem, iter_items, task_names
 
 __all__ = [
     "ERRORS",
@@ -37,8 +37,10 @@ __all__ = [
     "Prediction",
     "ResultFolder",
     "TaskImage",
-    "item_images",
+    "TaskItem",
+    "dataset_items",
     "read_evaluation",
+    "read_failures",
     "read_predictions",
     "read_result_folder",
     "recorded_data_dir",
@@ -160,6 +162,21 @@ def read_predictions(folder: Path) -> list[Prediction]:
     return predictions
 
 
+def read_failures(folder: Path) -> dict[str, str]:
+    """Why each failed item failed (question id -> reason), from `error_message.jsonl` (none
+    when absent): `{"question_id", "error"}` a line, as both runners write it."""
+    path = folder / ERRORS
+    if not path.is_file():
+        return {}
+    failures = {}
+    for line in iter_json_lines(path):
+        question_id = line.value.get("question_id")
+        if question_id is None:
+            raise InputError(f'{line.where}: field "question_id": missing')
+        failures[str(question_id)] = str(line.value.get("error", ""))
+    return failures
+
+
 def read_optional_object(path: Path) -> dict[str, Any]:
     return read_json_object(path) if path.is_file() else {}
 
@@ -207,10 +224,10 @@ def rotated_choices(result: ResultFolder) -> bool:
     return any(ROTATED_ID.fullmatch(p.question_id) for p in result.predictions)
 
 
-def item_images(
+def dataset_items(
     task: str, question_ids: set[str], data_dir: Path | None, rotate_choices: bool = False
-) -> Iterator[tuple[str, tuple[TaskImage, ...]]]:
-    """(question id, its images in order) of the task's items among `question_ids`, in dataset
+) -> Iterator[TaskItem]:
+    """The task's items among `question_ids` (their prompts, images in order ...), in dataset
     order, built by the task's own item builder as `mm run` builds them, from `data_dir` (a
     local copy of the dataset; None: the Hub). A PfgenError names what could not be read."""
     if task not in task_names():
@@ -221,6 +238,6 @@ def item_images(
     for item in iter_items(task, data_dir, rotate_choices=rotate_choices):
         if item.question_id in wanted:
             wanted.discard(item.question_id)
-            yield item.question_id, item.images
+            yield item
             if not wanted:
                 return

@@ -142,12 +142,17 @@ def require_logprobs(reply: LLMReply, setup: JudgeSetup, item: PairItem) -> None
 
 
 def base_record(item: PairItem) -> dict[str, Any]:
-    """What names the item: id, task and models when given."""
+    """What names the item (id, task and models when given) and what was judged: the question,
+    its reference when given, and both answers."""
     record: dict[str, Any] = {"id": item.id}
     if item.task is not None:
         record["task"] = item.task
     if item.model_a is not None or item.model_b is not None:
         record["model_a"], record["model_b"] = item.model_a, item.model_b
+    record["question"] = item.question
+    if item.reference is not None:
+        record["reference"] = item.reference
+    record["answer_a"], record["answer_b"] = item.answer_a, item.answer_b
     return record
 
 

@@ -15,7 +15,8 @@ from typing import Any
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, wrong_type
 from pfgen_fast.lctg.aggregate import COLUMNS
-from pfgen_fast.lctg.data import TASKS
+from pfgen_fast.lctg.data import TASKS, load_prompts, resolve_data_dir
+from pfgen_fast.lctg.data import PromptRow as PromptRow  # what task_prompts gives
 
 SCORES_FILE = re.compile(r"lctg-(?P<task>[a-z_]+)-scores\.json")
 
@@ -78,3 +79,9 @@ def read_analysis(path: Path) -> Iterator[dict[str, Any]]:
     """The generations of an analysis file, in file order (each a JSON object)."""
     for line in iter_json_lines(path):
         yield line.value
+
+
+def task_prompts(task: str, data_dir: Path | None) -> dict[int, PromptRow]:
+    """The task's prompts by id, from LCTG Bench's files where `lctg eval` finds them
+    (`data_dir`, else the default place); a DataError says why they cannot be had."""
+    return load_prompts(resolve_data_dir(data_dir), task)

@@ -197,8 +197,9 @@ def write_site(
     fill: Callable[[Path], Collected],
 ) -> Collected:
     """Makes the site in a temporary folder beside OUT (`fill` reads the inputs into it, writing
-    images and figures there), then moves it into OUT (`publish`). OUT must be new, empty, or a
-    site written before; a symbolic link OUT keeps pointing where it did."""
+    images and figures there), then moves it into OUT (`publish`). OUT must be new, a site
+    written before, or a folder the site's files go into without touching what it holds
+    (`site_target`); a symbolic link OUT keeps pointing where it did."""
     target = site_target(out)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

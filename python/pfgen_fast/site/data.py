@@ -17,13 +17,15 @@ from pfgen_fast.site.pfgen_runs import collect_pfgen
 
 @dataclass(frozen=True)
 class Inputs:
-    """The folders given for each benchmark, and the task datasets that hold mm's images."""
+    """The folders given for each benchmark, the task datasets that hold mm's images, and
+    LCTG Bench's files."""
 
     pfgen: list[Path]
     lctg: list[Path]
     mm: list[Path]
     mm_data: dict[str, Path]
     judge: list[Path]
+    lctg_data: Path | None  # LCTG Bench's files, for the prompts' texts
 
     def check(self) -> None:
         given = [*self.pfgen, *self.lctg, *self.mm, *self.judge]
@@ -41,7 +43,7 @@ def collect(inputs: Inputs, work: Path) -> Collected:
     read = collect_pfgen(inputs.pfgen, collected)
     if read:
         draw_figures(inputs.pfgen, read, work, collected)
-    collect_lctg(inputs.lctg, collected)
+    collect_lctg(inputs.lctg, inputs.lctg_data, collected)
     collect_mm(inputs.mm, inputs.mm_data, work, collected)
     collect_judge(inputs.judge, collected)
     if not collected.boards:

@@ -48,25 +48,74 @@ def flat_numbers(value: Any, prefix: str = "") -> dict[str, float]:
     return found
 
 
-def order_answer(number: int, order: dict[str, Any]) -> Answer:
+def order_answer(number: int, order: dict[str, Any], record: dict[str, Any]) -> Answer:
+    """One order's judge reply, its letter and letter probabilities (A: the answer shown
+    first in that order)."""
     probabilities = order.get("probabilities") or {}
     scores = (
         {f"P({k})": v for k, v in probabilities.items()} if isinstance(probabilities, dict) else {}
     )
     scores["letter"] = order.get("letter")
+    first = order.get("shown_first", "?")
+    model = record.get("model_a" if first == "A" else "model_b")
+    shown = f"{first} ({model})" if model else first
     return Answer(
-        label=f"order {number}: {order.get('shown_first', '?')} shown first",
+        label=f"judge, order {number}: answer {shown} shown first, as A",
         text=str(order.get("text", "")),
         scores=scores,
     )
 
 
-def pair_item(record: dict[str, Any]) -> Item:
+def answer_label(record: dict[str, Any], letter: str) -> str:
+    model = record.get(f"model_{letter.lower()}")
+    return f"answer {letter} ({model})" if model else f"answer {letter}"
+
+
+def verdict_text(record: dict[str, Any]) -> str:
+    """The three verdicts, each with what it means; the proposed one with its probability
+    (the mean over both orders) and the others'."""
     verdict = record.get("verdict") or {}
-    fields = [
-        ("models", f"A: {record.get('model_a', '-')}  B: {record.get('model_b', '-')}"),
-        ("verdicts", ", ".join(f"{k} {v}" for k, v in verdict.items()) or "-"),
-    ]
+    averages = record.get("averages") or {}
+    meaning = {"A": "A is better", "B": "B is better", "C": "a tie"}
+    parts = []
+    proposed = verdict.get("proposed")
+    if proposed in meaning:
+        others = ", ".join(
+            f"{x} {averages[x]:.4f}"
+            for x in meaning
+            if x != proposed and isinstance(averages.get(x), (int, float))
+        )
+        probability = averages.get(proposed)
+        shown = f"P {probability:.4f}" if isinstance(probability, (int, float)) else "P n/a"
+        parts.append(f"proposed: {proposed}, {meaning[proposed]} ({shown}; {others})")
+    else:
+        parts.append("proposed: no verdict")
+    for method, name in (("bs1", "BS1"), ("bs2", "BS2")):
+        letter = verdict.get(method)
+        if letter in meaning:
+            parts.append(f"{name}: {letter}, {meaning[letter]}")
+        else:
+            parts.append(f"{name}: no verdict (the orders' letters disagree)")
+    if record.get("tie_broken"):
+        parts.append("proposed verdict's tie broken")
+    return "\n".join(parts)
+
+
+def pair_item(record: dict[str, Any]) -> Item:
+    """An item with what a reader needs to judge it: the question, the reference, both answers,
+    the verdicts with their probability, and each order's judge reply."""
+    fields = []
+    if "question" in record:
+        fields.append(("question", str(record["question"])))
+    if record.get("reference") is not None:
+        fields.append(("reference", str(record["reference"])))
+    for letter in "AB":
+        if f"answer_{letter.lower()}" in record:
+            fields.append((answer_label(record, letter), str(record[f"answer_{letter.lower()}"])))
+        elif record.get(f"model_{letter.lower()}"):
+            fields.append((f"model {letter}", str(record[f"model_{letter.lower()}"])))
+    if record.get("verdict"):
+        fields.append(("verdict", verdict_text(record)))
     if record.get("labels"):
         fields.append(("annotators", ", ".join(map(str, record["labels"]))))
     if record.get("criteria"):
@@ -74,13 +123,17 @@ def pair_item(record: dict[str, Any]) -> Item:
     if record.get("error"):
         fields.append(("error", str(record["error"])))
     averages = record.get("averages") or {}
-    proposed = averages.get("A") if isinstance(averages, dict) else None
+    proposed = (record.get("verdict") or {}).get("proposed")
+    probability = averages.get(proposed) if isinstance(averages, dict) else None
     return Item(
         id=str(record.get("id")),
         category=str(record.get("task", "")),
-        score=proposed if isinstance(proposed, (int, float)) else None,
+        score=probability if isinstance(probability, (int, float)) else None,
+        score_label="P(verdict)",
         fields=fields,
-        answers=[order_answer(n, o) for n, o in enumerate(record.get("orders") or [], start=1)],
+        answers=[
+            order_answer(n, o, record) for n, o in enumerate(record.get("orders") or [], start=1)
+        ],
     )
 
 
@@ -126,7 +179,14 @@ def add_pairwise_run(result: PairwiseResult, run: str, pairs: Board, collected: 
     settings = {"items": len(result.records), "models": ", ".join(result.models()) or "-"}
     pairs.rows.append(Row(run=run, cells=cells, settings=settings, page=page_id))
     items = [pair_item(r) for r in result.records]
-    collected.pages.append(Page(page_id, "judge", f"Judge: {run}", settings, items))
+    notes = []
+    if any("question" not in r for r in result.records):
+        notes.append(
+            f"{result.folder / PAIRWISE_ITEMS} records no question or answers for some items "
+            "(`judge pairwise` writes them): only the verdicts are shown there"
+        )
+    page = Page(page_id, "judge", f"Judge: {run}", settings, items, notes=notes)
+    collected.pages.append(page)
 
 
 def ranking_board(name: str, rows: list[dict[str, Any]]) -> Board:

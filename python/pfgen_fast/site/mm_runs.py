@@ -1,7 +1,9 @@
 """llm-jp-eval-mm results as the site shows them: each `<task>/<model>/` result folder (read by
-the evalmm room's `outputs`) is a leaderboard row with a run page. A task's items, their images
-and every model's answers are one Shared that all its run pages show: each item once, every
-model's answer side by side, the opened first."""
+the evalmm room's `outputs`) is a leaderboard row with a run page. The runs of a task made on
+one copy of its dataset share their items, images and every model's answers (one Shared that
+all their run pages show: each item once, every model's answer side by side, the opened first);
+an item is a question id with the question the run recorded, so runs that were asked different
+questions under one id never share it."""
 
 from __future__ import annotations
 
@@ -12,8 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.evalmm.outputs import PREDICTIONS, ResultFolder, read_result_folder, result_folders
-from pfgen_fast.site.mm_images import TaskImages, task_images
+from pfgen_fast.evalmm.outputs import (
+    PREDICTIONS,
+    ResultFolder,
+    read_failures,
+    read_result_folder,
+    result_folders,
+)
+from pfgen_fast.site.mm_images import IMAGES, TaskData, task_data
 from pfgen_fast.site.model import (
     Board,
     Collected,
@@ -44,10 +52,12 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
     board = Board("mm", "Leaderboard", columns)
     # task -> its rows with their result folders, for the task's shared items
     tasks: dict[str, list[tuple[Row, ResultFolder]]] = {}
+    failures: dict[Path, dict[str, str]] = {}  # result folder -> failed item -> why
     for root in roots:
         for folder in collected.recognised(root, result_folders(root), LOOKED_FOR):
             try:
                 result = read_result_folder(folder, root)
+                failures[folder] = read_failures(folder)
             except PfgenError as error:
                 collected.run_left_out(error)
                 continue
@@ -56,14 +66,11 @@ def collect_mm(roots: list[Path], data: dict[str, Path], out: Path, collected: C
                 board.add_column(Column(metric, spread="±"))
             board.rows.append(row)
             tasks.setdefault(result.task, []).append((row, result))
-    for slot, (task, runs) in enumerate(tasks.items()):
-        add_task(
-            f"mm-task-{slot}",
-            task,
-            runs,
-            task_images(task, [r for _, r in runs], data.get(task), out),
-            collected,
-        )
+    for task, runs in tasks.items():
+        results = [result for _, result in runs]
+        data_of_task = task_data(task, results, data.get(task), out)
+        add_task(task, runs, data_of_task, failures, collected)
+    remove_unshown_images(out, collected.shared)
     add_spreads(board)
     for task in data:
         if task not in tasks:
@@ -107,25 +114,39 @@ def setting_text(value: Any) -> Any:
 
 
 def add_task(
-    shared_id: str,
     task: str,
     runs: list[tuple[Row, ResultFolder]],
-    images: TaskImages,
+    data: TaskData,
+    failures: dict[Path, dict[str, str]],
     collected: Collected,
 ) -> None:
-    """The task's shared items and a run page for each of its runs."""
-    if images.warned and images.problem is not None:
-        collected.notices.append(images.problem)
-    items = shared_items([result for _, result in runs], images.paths)
-    shared = Shared(shared_id, run_labels([row for row, _ in runs]), items)
-    collected.shared.append(shared)
-    notes = [] if images.problem is None else [images.problem]
-    for opened, (row, _) in enumerate(runs):
-        page_id = f"mm-{len(collected.pages)}"
-        row.page = page_id
-        title = f"llm-jp-eval-mm {task}: {row.cells['model']} ({row.run})"
-        page = Page(page_id, "mm", title, row.settings, [], shared_id, opened, notes)
-        collected.pages.append(page)
+    """A Shared for each group of the task's runs (those of one dataset copy) and a run page
+    for each run."""
+    collected.notices.extend(data.warnings)
+    for group in data.groups:
+        rows = [runs[n][0] for n in group.runs]
+        results = [runs[n][1] for n in group.runs]
+        items = shared_items(results, group.paths, [failures[r.folder] for r in results])
+        shared = Shared(f"mm-task-{len(collected.shared)}", run_labels(rows), items)
+        collected.shared.append(shared)
+        for opened, n in enumerate(group.runs):
+            row = rows[opened]
+            page_id = f"mm-{len(collected.pages)}"
+            row.page = page_id
+            title = f"llm-jp-eval-mm {task}: {row.cells['model']} ({row.run})"
+            notes = group.notes + ([data.run_notes[n]] if n in data.run_notes else [])
+            page = Page(page_id, "mm", title, row.settings, [], shared.id, opened, notes)
+            collected.pages.append(page)
+
+
+def remove_unshown_images(out: Path, shared: list[Shared]) -> None:
+    """Removes the images written for runs that then proved to be of another dataset copy."""
+    shown = {path for s in shared for item in s.items for path in item.images}
+    folder = out / IMAGES
+    if folder.is_dir():
+        for path in folder.iterdir():
+            if f"{IMAGES}/{path.name}" not in shown:
+                path.unlink()
 
 
 def add_spreads(board: Board) -> None:
@@ -156,14 +177,17 @@ def run_labels(rows: list[Row]) -> list[str]:
     return labels
 
 
-def shared_items(runs: list[ResultFolder], images: dict[str, list[str]]) -> list[SharedItem]:
-    """The task's items, each once, in the order the runs first give them (question, reference
-    and category from the first run that has the item), with run n's answer at n."""
-    items: dict[str, SharedItem] = {}
+def shared_items(
+    runs: list[ResultFolder], images: dict[str, list[str]], failures: list[dict[str, str]]
+) -> list[SharedItem]:
+    """The items of the runs, each once, in the order the runs first give them (an item: a
+    question id with the question the run recorded; reference and category from the first run
+    that has it), with run n's answer at n (and why run n failed it, from failures[n])."""
+    items: dict[tuple[str, str], SharedItem] = {}
     for n, result in enumerate(runs):
         for prediction in result.predictions:
             qid = prediction.question_id
-            item = items.get(qid)
+            item = items.get((qid, prediction.input_text))
             if item is None:
                 fields = [("question", prediction.input_text)]
                 if prediction.answer is not None:
@@ -175,10 +199,16 @@ def shared_items(runs: list[ResultFolder], images: dict[str, list[str]]) -> list
                     answers=[None] * len(runs),
                     images=images.get(qid, []),
                 )
-                items[qid] = item
+                items[(qid, prediction.input_text)] = item
             scores = {k: item_score(v) for k, v in prediction.scores.items()}
-            numbers = [v for v in scores.values() if isinstance(v, (int, float))]
+            numbers = [(k, v) for k, v in scores.items() if isinstance(v, (int, float))]
+            name, score = numbers[0] if numbers else ("score", None)
             item.answers[n] = RunAnswer(
-                prediction.text, scores, numbers[0] if numbers else None, prediction.reasoning
+                prediction.text,
+                scores,
+                score,
+                name,
+                prediction.reasoning,
+                failures[n].get(qid),
             )
     return list(items.values())

@@ -68,6 +68,7 @@ class Item:
     fields: list[tuple[str, str]]  # (label, text): question, reference, ...
     answers: list[Answer]
     images: list[str] = field(default_factory=list)  # paths relative to OUT
+    score_label: str = "score"  # what `score` is, shown before it
 
 
 @dataclass
@@ -99,6 +100,7 @@ class Page:
                     "id": item.id,
                     "category": item.category,
                     "score": item.score,
+                    "score_label": item.score_label,
                     "fields": item.fields,
                     "answers": [
                         {"label": a.label, "text": a.text, "scores": a.scores, "notes": a.notes}
@@ -118,7 +120,9 @@ class RunAnswer:
     text: str
     scores: dict[str, Any]
     score: float | None  # the item's score on the page of this answer's run
+    score_label: str  # the metric that score is
     reasoning: str | None = None  # the reasoning the run recorded with the answer
+    failure: str | None = None  # why the run failed the item (its text is then empty)
 
 
 @dataclass
@@ -156,7 +160,9 @@ class Shared:
                             "text": a.text,
                             "scores": a.scores,
                             "score": a.score,
+                            "score_label": a.score_label,
                             "reasoning": a.reasoning,
+                            "failure": a.failure,
                         }
                         for a in item.answers
                     ],

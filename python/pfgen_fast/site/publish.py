@@ -19,23 +19,37 @@ from pfgen_fast.common.jsonl import read_json_object
 
 MANIFEST = ".pfgen_fast-site.json"
 INDEX = "index.html"
+# What the site writes in OUT: its index, its record, and its folders.
+SITE_NAMES = (INDEX, MANIFEST, "assets", "runs", "images", "figures")
 
 
 def site_target(out: Path) -> Path:
     """The folder the site goes into: OUT, or the folder a symbolic link OUT points to (the
-    link is kept). A PfgenError when OUT is something else than a new or empty folder or a
-    site written before (its MANIFEST)."""
+    link is kept). A PfgenError when OUT is a file, or a folder the site cannot go into
+    (`in_the_way`)."""
     target = out.resolve() if out.is_symlink() else out.absolute()
-    if target.exists() and (not target.is_dir() or not can_hold_site(target)):
+    if target.exists() and not target.is_dir():
+        raise PfgenError(f"{out}: exists and is not a folder; give a folder for the site")
+    blocking = in_the_way(target) if target.is_dir() else None
+    if blocking is not None:
         raise PfgenError(
-            f"{out}: exists and is not a site written before (no {MANIFEST} in it); give a new "
-            "or empty folder"
+            f"{out / blocking}: the site would write there, and {out} holds no site written "
+            f"before (no {MANIFEST}); give a new or empty folder, a git checkout without "
+            f"{INDEX}, or a folder without {', '.join(SITE_NAMES)}"
         )
     return target
 
 
-def can_hold_site(folder: Path) -> bool:
-    return (folder / MANIFEST).is_file() or not any(folder.iterdir())
+def in_the_way(folder: Path) -> str | None:
+    """What keeps the site out of `folder`, None when nothing does. A site written before (its
+    MANIFEST) is replaced. A folder with no site yet takes one beside what it holds, untouched,
+    unless it holds index.html; or, when it is not a git checkout (`.git`), one of the site's
+    folders, where its files would be mixed with others'. A file the site would write over
+    stops the build even so (`publish`)."""
+    if (folder / MANIFEST).is_file():
+        return None
+    names = (INDEX, MANIFEST) if os.path.lexists(folder / ".git") else SITE_NAMES
+    return next((name for name in names if os.path.lexists(folder / name)), None)
 
 
 def written_before(target: Path) -> set[str]:

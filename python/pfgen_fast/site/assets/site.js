@@ -32,11 +32,16 @@
     if (!$("#run").hidden) scroll = bench === shownBench ? boardsScroll : 0;
     else if (shownBench !== null && bench !== shownBench) scroll = 0;
     shownBench = bench;
-    $$("[data-show]").forEach((b) => b.classList.toggle("active", b.dataset.show === bench));
+    highlight(bench);
     $$("section.bench").forEach((s) => { s.hidden = s.dataset.bench !== bench; });
     $("#boards").hidden = false;
     $("#run").hidden = true;
     if (scroll !== null) window.scrollTo(0, scroll);
+  }
+
+  /* The tab of `bench` marked as the one shown (none: null). */
+  function highlight(bench) {
+    $$("[data-show]").forEach((b) => b.classList.toggle("active", b.dataset.show === bench));
   }
 
   /* Sorting: a header click sorts by that column, a second click reverses; empty cells last. */
@@ -186,6 +191,7 @@
     $("#boards").hidden = true;
     const view = $("#run");
     view.hidden = false;
+    highlight(null); // the run's own benchmark once its page is loaded
     view.replaceChildren(element("p", "note", "loading…"));
     if (loaded[id]) showRun(loaded[id]);
     // a script that fails after another run was opened leaves that run's view alone
@@ -217,9 +223,12 @@
       if (!own) continue;
       const answers = order.filter((n) => item.answers[n]).map((n) => ({
         label: data.labels[n], text: item.answers[n].text, scores: item.answers[n].scores,
-        notes: [], reasoning: item.answers[n].reasoning,
+        notes: [], reasoning: item.answers[n].reasoning, failure: item.answers[n].failure,
       }));
-      items.push({ id: item.id, category: item.category, score: own.score, fields: item.fields, answers, images: item.images });
+      items.push({
+        id: item.id, category: item.category, score: own.score, score_label: own.score_label,
+        fields: item.fields, answers, images: item.images,
+      });
     }
     return { ...page, items };
   }
@@ -239,7 +248,7 @@
     const head = element("header");
     head.append(element("span", "id", item.id));
     if (item.category) head.append(element("span", "category", item.category));
-    head.append(element("span", "score", "score " + scoreText(item.score)));
+    head.append(element("span", "score", `${item.score_label} ${scoreText(item.score)}`));
     node.append(head);
     for (const [label, text] of item.fields) {
       const field = element("div", "field");
@@ -262,7 +271,9 @@
     for (const answer of item.answers) {
       const box = element("div", "answer");
       box.dataset.answer = answer.label;
-      box.append(element("div", "label", answer.label), element("div", "text", answer.text));
+      box.append(element("div", "label", answer.label));
+      if (answer.failure) box.append(element("div", "failure", "failed: " + answer.failure));
+      if (answer.text || !answer.failure) box.append(element("div", "text", answer.text));
       const scores = element("div", "scores");
       for (const [name, value] of Object.entries(answer.scores)) {
         scores.append(element("span", null, `${name} ${scoreText(value)}`));
@@ -281,6 +292,7 @@
   }
 
   function renderRun(page) {
+    highlight(page.bench);
     const view = $("#run");
     const back = element("a", "back", "← leaderboards");
     back.href = "#" + page.bench;

@@ -1,7 +1,7 @@
-"""`python -m pfgen_fast site OUT [--pfgen DIR ...] [--lctg DIR ...] [--mm DIR ...]
-[--mm-data TASK=DIR ...] [--judge DIR ...] [--title T]`: a static site that opens from file://
-(OUT/index.html) with no server and no network, a sortable leaderboard per benchmark and a page
-per run with every item. A run's data loads when it is opened."""
+"""`python -m pfgen_fast site OUT [--pfgen DIR ...] [--lctg DIR ...] [--lctg-data DIR]
+[--mm DIR ...] [--mm-data TASK=DIR ...] [--judge DIR ...] [--title T]`: a static site that
+opens from file:// (OUT/index.html) with no server and no network, a sortable leaderboard per
+benchmark and a page per run with every item. A run's data loads when it is opened."""
 
 from __future__ import annotations
 
@@ -24,12 +24,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "out",
         type=Path,
         metavar="OUT",
-        help="the site's folder (new, empty, or a site written before: only its files replaced)",
+        help="the site's folder: new, a site written before (only its files replaced), or one "
+        "holding none of the site's names (a git checkout: no index.html); nothing else touched",
     )
     add_folders_argument(
         parser, "--pfgen", "a pfgen-bench checkout or result tree (result.json files)"
     )
     add_folders_argument(parser, "--lctg", "a folder of `lctg eval --out` outputs")
+    parser.add_argument(
+        "--lctg-data",
+        type=Path,
+        metavar="DIR",
+        help="LCTG Bench's files, for the prompts' texts (as `lctg eval --data`; default: "
+        "where `lctg eval` finds them)",
+    )
     add_folders_argument(
         parser, "--mm", "an llm-jp-eval-mm result folder (<task>/<model>/prediction.jsonl)"
     )
@@ -47,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs = Inputs(args.pfgen, args.lctg, args.mm, dict(args.mm_data), args.judge)
+    inputs = Inputs(args.pfgen, args.lctg, args.mm, dict(args.mm_data), args.judge, args.lctg_data)
     inputs.check()
     collected = write_site(args.out, args.title, lambda work: collect(inputs, work))
     for warning in [*collected.warnings, *collected.notices]:
