@@ -1,5 +1,6 @@
 """`judge rank`: models ranked by a Bradley-Terry fit of pairwise verdicts (a tie is half a
-win each), with 95 % percentile bootstrap intervals of the log strengths (none with `--bootstrap 0`)."""
+win each), with 95 % percentile bootstrap intervals of the log strengths (none with
+`--bootstrap 0`)."""
 
 from __future__ import annotations
 
