@@ -50,11 +50,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sources",
+        type=source_names,
         help="comma-separated reference sources to score against (e.g. P); questions that "
         "have none of them keep their own",
     )
     add_legacy_sum_argument(parser)
     add_quiet_argument(parser)
+
+
+def source_names(text: str) -> list[str]:
+    """An argument type: comma-separated source names, at least one."""
+    names = [name for name in text.split(",") if name]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected source names, e.g. P or P,W")
+    return names
 
 
 # The summary's totals, in its table and its JSON: to 4 places, rounded once from the sum.
@@ -143,10 +152,9 @@ def run(args: argparse.Namespace) -> int:
             "no trials files to evaluate (give paths, or run inside a pfgen-bench checkout)"
         )
     references = ReferenceData.load(resolve_data_dir(args.data))
-    sources = [s for s in args.sources.split(",") if s] if args.sources else None
-    if sources:
-        check_sources(sources, references)
-    evaluator = Evaluator(references, sources, args.allow_partial, args.force, args.legacy_sum)
+    if args.sources is not None:
+        check_sources(args.sources, references)
+    evaluator = Evaluator(references, args.sources, args.allow_partial, args.force, args.legacy_sum)
 
     started = time.perf_counter()
     answers_done = 0
