@@ -343,7 +343,6 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
     ("args", "message", "status"),
     [
         (["--mode", "poetry"], "invalid choice", 2),
-        (["--model", "../outside"], "--model '../outside'", 1),
         (["--prefix", "\\u3042"], "prefix", 1),
         (["--num-trials", "0"], "at least 1", 2),
         (["--top-p", "high"], "'high': expected a number above 0 and at most 1, or none", 2),
@@ -356,6 +355,20 @@ def test_bad_arguments_are_clear_errors(data_dir: Path, tmp_path, args, message,
     assert result.returncode == status and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and message in result.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_a_model_path_is_one_percent_encoded_folder(data_dir: Path, tmp_path):
+    """vLLM serves a local model under its path: mm run's folder rule, no folder outside OUT."""
+    out = tmp_path / "out"
+    with serve(chat_model_answer) as server:
+        for model, folder in [("/models/org/m", "%2Fmodels%2Forg%2Fm"), ("../m", "%2E.%2Fm")]:
+            result = run_generate(server.base_url, out, data_dir, "--model", model, trials=1)
+            assert result.returncode == 0, result.stderr
+            [run] = list((out / folder).iterdir())
+            assert json.loads((run / "config.json").read_bytes())["model"] == model
+            assert (run / "trials.jsonl.xz").is_file()
+    assert sorted(p.name for p in out.iterdir()) == ["%2E.%2Fm", "%2Fmodels%2Forg%2Fm"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "out"]
 
 
 def test_unwritable_output_is_clear(data_dir: Path, tmp_path):

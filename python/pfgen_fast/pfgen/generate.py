@@ -22,6 +22,7 @@ from typing import Any
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.llm import ChatRequest, CompletionRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.common.reasoning import strip_reasoning, unanswered
 from pfgen_fast.pfgen.prompts import Example, Mode, build_task, unescape_prefix
 
@@ -114,9 +115,9 @@ class RunParameters:
         return json.dumps(dict(sorted(params.items())), ensure_ascii=False)
 
     def run_directory(self, out: Path) -> Path:
-        """{out}/{model}/{first 7 hex digits of the SHA-1 of the config}."""
+        """{out}/{model's folder}/{first 7 hex digits of the SHA-1 of the config}."""
         digest = hashlib.sha1(self.config_text().encode("utf-8")).hexdigest()[:7]
-        return out / self.model / digest
+        return out / model_folder(self.model) / digest
 
 
 def request_for(parameters: RunParameters, task: dict[str, Any]) -> ChatRequest | CompletionRequest:
