@@ -18,6 +18,8 @@ from pfgen_fast.common.jsonl import not_an_object, read_json, wrong_type
 from pfgen_fast.common.published_data import PublishedData
 
 RULE_KINDS = ("t", "and", "or")
+# The benchmark's questions, Q01-Q50: a data directory with fewer holds only some of them.
+BENCHMARK_QUESTIONS = 50
 QUESTION_FILE = re.compile(r"Q\d{2}\.json")
 
 # How the data directory is found without --data (default_data_dir), for the help.
