@@ -134,3 +134,20 @@ def test_scores_that_do_not_vary_give_no_r_and_no_stability_figure(bench: Path, 
         "fig3_truthfulness_helpfulness",
         "score_length",
     ]
+
+
+def test_plot_and_stability_name_the_runs_and_the_scores_behind_each_r(checkout: Path) -> None:
+    """A run without a trials file is drawn by `plot` (from result.json) but not scored by
+    `stability` (from the answers): their r differ, and so do their labels."""
+    (checkout / "result" / RUNS[0] / "trials.jsonl.xz").unlink()
+    data = str(data_of_checkout())
+    plot = run_cli("plot", "--data", data, "--out", str(checkout / "figures"), cwd=checkout)
+    stability = run_cli("stability", "--data", data, cwd=checkout)
+    assert plot.returncode == 0 and stability.returncode == 0, plot.stderr + stability.stderr
+    pattern = r"([PST]) vs ([PST]): r = [0-9.]+ \((.*)\)"
+    assert {basis for _, _, basis in re.findall(pattern, plot.stdout)} == {
+        "4 runs, from result.json"
+    }
+    assert {basis for _, _, basis in re.findall(pattern, stability.stdout)} == {
+        "3 runs, every answer scored"
+    }
