@@ -14,6 +14,8 @@ from cli_runner import run_cli
 from pfgen_fast.cli import main
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
+from pfgen_fast.judge.outputs import read_ranking
+from pfgen_fast.site.judge_runs import ranking_board
 from pfgen_fast.testing import serve
 
 
@@ -136,6 +138,10 @@ def test_rank_without_bootstrap_shows_no_interval(tmp_path: Path) -> None:
     assert "interval" not in shown.stdout
     assert "low" not in shown.stdout and "high" not in shown.stdout
     assert table.read_text().splitlines()[0] == "rank,model,strength,wins,losses,ties"
+    # The site shows such a ranking, its strengths without a CI.
+    rows = read_ranking(table)
+    assert rows is not None
+    assert [row.spreads for row in ranking_board("rank", rows).rows] == [{}, {}]
     as_json = run_cli("judge", "rank", items, "--bootstrap", "0", "--json")
     assert [sorted(row) for row in json.loads(as_json.stdout)] == [
         sorted(["rank", "model", "strength", "wins", "losses", "ties"])
