@@ -35,3 +35,20 @@ def test_runs_are_evaluated_against_a_reference_set_of_one_question(
     for result in runs.glob("**/result.json"):
         assert list(json.loads(result.read_bytes())["questions"]) == ["Q04"]
     assert len(list(runs.glob("**/result.json"))) == 2
+
+
+def test_a_run_answering_none_of_the_datas_questions_fails_alone(
+    bench: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "refs").mkdir()
+    shutil.copy(bench / "data" / "Q04.json", tmp_path / "refs")
+    run = tmp_path / "runs" / "org" / "model"
+    run.mkdir(parents=True)
+    line = {"question": "Rubyについて教えて。", "answer": "まつもとゆきひろ氏が作った言語です。"}
+    (run / "trials.jsonl").write_text(json.dumps(line, ensure_ascii=False) + "\n", "utf-8")
+    for options in ([], ["--allow-partial"]):
+        done = run_cli("eval", *options, "--data", "refs", "runs/**/trials.jsonl", cwd=tmp_path)
+        assert done.returncode == 1
+        assert f"error: {run.relative_to(tmp_path)}/trials.jsonl: no answers to the " in done.stderr
+        assert "Traceback" not in done.stderr and "unexpected" not in done.stderr
+        assert not (run / "result.json").exists()

@@ -312,7 +312,9 @@ class Evaluator:
 
     def _check_counts(self, path: Path, counts: dict[str, int]) -> list[str]:
         """The warnings about a run's numbers of answers by question; an InputError when
-        questions have none, unless partial runs are allowed."""
+        questions have none, unless partial runs are allowed, or when all have none."""
+        if not counts:  # possible when the data holds only some of the questions
+            raise InputError(f"{path}: no answers to the questions of the data")
         warnings: list[str] = []
         missing = sorted(set(self.references.questions) - set(counts))
         if missing:
