@@ -159,3 +159,19 @@ def test_evaluate_with_documents(tmp_path: Path) -> None:
     assert "answer_type" not in json.loads(lines[0])
     bad = run_cli("mm", "evaluate", str(result), "--docs", "jdocqa", cwd=tmp_path)
     assert bad.returncode == 2 and "argument --docs: 'jdocqa': expected TASK=FILE" in bad.stderr
+
+
+def test_evaluate_refuses_documents_of_no_task_or_no_file(tmp_path: Path) -> None:
+    result = tmp_path / "result"
+    write_run(result, "jdocqa", "model-a", [prediction(0, "はい", "はい")])
+    docs = tmp_path / "jdocqa-docs.jsonl"
+    docs.write_text('{"question_id": 0, "answer_type": 0}\n')
+    for given, said in [
+        ("nosuch=missing.jsonl", "the result directory has no task 'nosuch' (its tasks: jdocqa)"),
+        (f"nosuch={docs}", "the result directory has no task 'nosuch' (its tasks: jdocqa)"),
+        ("jdocqa=missing.jsonl", "missing.jsonl: no such file"),
+    ]:
+        run = run_cli("mm", "evaluate", str(result), "--docs", given, cwd=tmp_path)
+        assert run.returncode == 1, run.stderr
+        assert run.stderr == f"error: --docs {given}: {said}\n"
+        assert not (result / "jdocqa" / "model-a" / "evaluation.jsonl").exists()

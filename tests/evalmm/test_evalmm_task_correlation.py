@@ -108,7 +108,9 @@ def test_correlation_linkage_and_leaf_order_are_make_leaderboards(
     )
 
     write_results(tmp_path / "result")
-    board = leaderboard.make_board(leaderboard.find_evaluations(tmp_path / "result"))
+    results, problems = leaderboard.find_evaluations(tmp_path / "result")
+    assert not problems
+    board = leaderboard.make_board(results)
     names, english, scores = task_scores(board)
     matrix = correlation_matrix(scores)
     tree = task_linkage(matrix)

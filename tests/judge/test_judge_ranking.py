@@ -10,9 +10,12 @@ import pytest
 from judge_data import bench_dir, published_runs
 from scripted_judge import ScriptedJudge
 
+from cli_runner import run_cli
 from pfgen_fast.cli import main
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
+from pfgen_fast.judge.outputs import read_ranking
+from pfgen_fast.site.judge_runs import ranking_board
 from pfgen_fast.testing import serve
 
 
@@ -118,3 +121,30 @@ def test_rank_needs_model_names(tmp_path: Path, capsys: pytest.CaptureFixture[st
     path.write_text(json.dumps({"id": 1, "verdict": {"proposed": "A"}}) + "\n")
     assert main(["judge", "rank", str(path)]) == 1
     assert capsys.readouterr().err == f'error: {path}:1: field "model_a": missing\n'
+
+
+def test_rank_without_bootstrap_shows_no_interval(tmp_path: Path) -> None:
+    items = tmp_path / "items.jsonl"
+    verdicts = [("x", "y", "A"), ("x", "y", "A"), ("y", "x", "A"), ("x", "y", "C")]
+    items.write_text(
+        "".join(
+            json.dumps({"model_a": a, "model_b": b, "verdict": {"proposed": v}}) + "\n"
+            for a, b, v in verdicts
+        )
+    )
+    table = tmp_path / "rank.csv"
+    shown = run_cli("judge", "rank", items, "--bootstrap", "0", "--table", table)
+    assert shown.returncode == 0, shown.stderr
+    assert "interval" not in shown.stdout
+    assert "low" not in shown.stdout and "high" not in shown.stdout
+    assert table.read_text().splitlines()[0] == "rank,model,strength,wins,losses,ties"
+    # The site shows such a ranking, its strengths without a CI.
+    rows = read_ranking(table)
+    assert rows is not None
+    assert [row.spreads for row in ranking_board("rank", rows).rows] == [{}, {}]
+    as_json = run_cli("judge", "rank", items, "--bootstrap", "0", "--json")
+    assert [sorted(row) for row in json.loads(as_json.stdout)] == [
+        sorted(["rank", "model", "strength", "wins", "losses", "ties"])
+    ] * 2
+    with_interval = run_cli("judge", "rank", items, "--bootstrap", "50", "--json")
+    assert all("low" in row and "high" in row for row in json.loads(with_interval.stdout))

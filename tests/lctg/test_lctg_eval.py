@@ -170,7 +170,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 
 
 def test_the_table_is_the_benchmarks(run: Run) -> None:
-    assert run.first.returncode == 0, run.first.stderr
+    assert run.first.returncode == 1, run.first.stderr  # the remover refusals
     document = json.loads((run.out / "lctg-ad_text-scores.json").read_text("utf-8"))
     shown = {name: f"{value:.3f}" for name, value in document["scores"].items()}
     assert shown == expected_table(run.setup)
@@ -182,6 +182,22 @@ def test_the_table_is_the_benchmarks(run: Run) -> None:
     assert csv_lines[1].startswith("demo/model-7b,")
     # Not a terminal: the table is printed as tab-separated text.
     assert "Format-ctg\tFormat-qual" in run.first.stdout
+
+
+def test_remover_refusals_are_scored_as_the_benchmark_and_counted(run: Run) -> None:
+    refused = sum(case.cleaned is None for case in run.setup.cases.values())
+    assert refused == 9
+    document = json.loads((run.out / "lctg-ad_text-scores.json").read_text("utf-8"))
+    assert document["remover_refused"] == refused
+    assert document["remover_refusal_reasons"] == {"HTTP 400: invalid request": refused}
+    assert document["failed"] == 0
+    errors = [line for line in run.first.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {refused} of {PROMPTS * 4 * 3} generations were refused by the remover's "
+        f"server ({refused} × HTTP 400: invalid request); as in the benchmark, each is scored "
+        'as "Invalid Error", which fails all four constraints ("remover_refused" in '
+        "lctg-ad_text-scores.json)"
+    ]
 
 
 def test_every_item_is_analysed_as_the_spec_says(run: Run) -> None:
@@ -218,7 +234,8 @@ def test_every_prompt_sent_is_the_benchmarks_template_filled_in(run: Run) -> Non
 def test_a_second_run_makes_no_call(run: Run) -> None:
     before = run.server.requests_count
     second = run_cli(*eval_args(run.base_url, run.generations, "--out", str(run.out), "--json"))
-    assert second.returncode == 0, second.stderr
+    assert second.returncode == 1, second.stderr  # the refusals, from the cache too
+    assert "9 of 120 generations were refused by the remover's server" in second.stderr
     assert run.server.requests_count == before
     printed = json.loads(second.stdout)
     assert list(printed) == ["task", "model", "scores"]
@@ -233,7 +250,8 @@ def test_original_sampling_sends_neither_temperature_nor_seed(run: Run, tmp_path
     one = write_lines(tmp_path / "one.jsonl", run.setup.rows[1:2])
     seen = len(run.setup.stand_in.params_seen)
     result = run_cli(*eval_args(run.base_url, one, "--original-sampling", "--json"))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # one remover refusal
+    assert "1 of 12 generations were refused" in result.stderr
     assert run.setup.stand_in.params_seen[seen:]
     assert all(p == {"max_tokens": 4096} for p in run.setup.stand_in.params_seen[seen:])
     assert "none sent" in result.stderr
@@ -274,7 +292,9 @@ def test_a_failed_call_is_its_items_and_a_rerun_resumes(tmp_path: Path) -> None:
         sent = server.requests_count
         state["fail"] = False
         second = run_cli(*eval_args(server.base_url, generations))
-        assert second.returncode == 0, second.stderr
+        # The remover refuses the generation that failed: "Invalid Error", counted.
+        assert second.returncode == 1, second.stderr
+        assert "failed" not in second.stderr and "1 of 12 generations were refused" in second.stderr
     again = [body["messages"][1]["content"] for body in server.bodies()[sent:]]
     assert [p for p in again if p in setup.stand_in.remover] == [failing]
 
@@ -333,7 +353,7 @@ def test_reasoning_replies_and_generations_give_the_same_table(tmp_path: Path) -
     generations = write_lines(tmp_path / "generated_result_v1.jsonl", rows)
     with serve(thinking(setup.stand_in.responder())) as server:
         result = run_cli(*eval_args(server.base_url, generations, "--strip-reasoning", "--json"))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # the remover refusals
     assert setup.stand_in.unexpected == []
     scores = json.loads(result.stdout)["scores"]
     assert {k: f"{v:.3f}" for k, v in scores.items()} == expected_table(setup)
@@ -385,7 +405,10 @@ def test_cut_and_refused_replies_are_their_items_failures(tmp_path: Path) -> Non
         "error: 2 of 12 generations failed (1 × remover: cut at max_tokens before the end of "
         "its reply (raise --max-tokens); 1 × judge: HTTP 400: maximum context length is 2048 "
         'tokens); they are left out of the rates (the "failure" field of '
-        "lctg-ad_text-analysis.jsonl)"
+        "lctg-ad_text-analysis.jsonl)",
+        "error: 1 of 12 generations were refused by the remover's server (1 × HTTP 400: "
+        'invalid request); as in the benchmark, each is scored as "Invalid Error", which fails '
+        'all four constraints ("remover_refused" in lctg-ad_text-scores.json)',
     ]
 
 

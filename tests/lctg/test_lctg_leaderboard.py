@@ -57,3 +57,22 @@ def test_parquet_export(tmp_path: Path) -> None:
     result = run_cli("lctg", "leaderboard", str(path), "--table", str(tmp_path / "b.parquet"))
     assert result.returncode == 0, result.stderr
     assert pl.read_parquet(tmp_path / "b.parquet")["Avg-qual"].to_list() == [0.59]
+
+
+def test_a_score_that_is_not_a_number_is_shown_as_na_with_a_warning(tmp_path: Path) -> None:
+    scores_file(tmp_path, "summary", "good", 0.6)
+    path = scores_file(tmp_path, "summary", "odd", 0.3)
+    document = json.loads(path.read_text("utf-8"))
+    document["scores"][COLUMNS[0]] = float("nan")
+    document["scores"][COLUMNS[1]] = float("inf")
+    path.write_text(json.dumps(document), "utf-8")
+    result = run_cli("lctg", "leaderboard", str(tmp_path / "*" / "lctg-*-scores.json"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f'warning: {path}: field "scores.{name}": not a number, shown as n/a'
+        for name in COLUMNS[:2]
+    ]
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("summary\tgood\t0.600\t0.610")
+    assert lines[2].startswith("summary\todd\tn/a\tn/a\t0.320")
+    assert "nan" not in result.stdout and "inf" not in result.stdout

@@ -220,3 +220,10 @@ def test_nothing_scored_prints_no_rate_and_says_how_to_score(bench: Path, tmp_pa
     again = run_eval("--data", bench / "data", run / "trials.jsonl.xz")
     assert again.returncode == 0 and "0 scored, 1 already current" in again.stderr
     assert "answers/s" not in again.stderr and "--force" in again.stderr
+
+
+@pytest.mark.parametrize("sources", ["", ","])
+def test_no_source_named_is_refused(sources: str, tmp_path):
+    result = run_eval("--sources", sources, tmp_path / "trials.jsonl.xz")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: argument --sources: {sources!r}: expected source")

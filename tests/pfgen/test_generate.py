@@ -284,6 +284,58 @@ def test_resume_after_kill_keeps_finished_trials(data_dir: Path, tmp_path):
     assert not [p for p in run.iterdir() if p.name.endswith(".tmp")]
 
 
+def cut_mid_line(text: str) -> str:
+    return text[: len(text) - 20]
+
+
+def answer_not_a_string(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    record = json.loads(lines[3])
+    lines[3] = json.dumps({**record, "answer": 42}, ensure_ascii=False) + "\n"
+    return "".join(lines)
+
+
+def question_twice(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    return "".join([*lines[:-1], lines[0]])
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (cut_mid_line, ":50: not valid JSON"),
+        (answer_not_a_string, ':4: field "answer": expected a string, got an integer'),
+        (question_twice, ':50: field "question": a second answer to the data'),
+        (lambda text: "".join(text.splitlines(keepends=True)[1:]), ": no answer to "),
+    ],
+)
+def test_a_damaged_trial_file_is_one_error_before_any_request(
+    data_dir: Path, tmp_path, damage, said
+):
+    with serve(chat_model_answer) as server:
+        first = run_generate(server.base_url, tmp_path, data_dir, mode="qa", trials=2)
+        assert first.returncode == 0, first.stderr
+        run = run_dir_of(tmp_path)
+        trial = run / "trial_002.jsonl"
+        damaged = damage(trial.read_text(encoding="utf-8"))
+        trial.write_text(damaged, encoding="utf-8")
+        (run / "trials.jsonl.xz").unlink()
+        asked = len(server.received)
+        again = run_generate(server.base_url, tmp_path, data_dir, mode="qa", trials=3)
+        assert len(server.received) == asked
+    assert again.returncode == 1
+    [shown, error] = again.stderr.splitlines()
+    assert shown == f"run directory: {run}"
+    assert error.startswith(f"error: {trial}{said}")
+    assert error.endswith("(a damaged trial file: remove it to ask that trial again)")
+    assert trial.read_text(encoding="utf-8") == damaged
+    assert sorted(p.name for p in run.iterdir()) == [
+        "config.json",
+        "trial_001.jsonl",
+        "trial_002.jsonl",
+    ]
+
+
 def test_authentication_failure_is_clear(data_dir: Path, tmp_path):
     with serve(chat_model_answer, api_key="secret") as server:
         refused = run_generate(server.base_url, tmp_path, data_dir, trials=1)
@@ -343,7 +395,6 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
     ("args", "message", "status"),
     [
         (["--mode", "poetry"], "invalid choice", 2),
-        (["--model", "../outside"], "--model '../outside'", 1),
         (["--prefix", "\\u3042"], "prefix", 1),
         (["--num-trials", "0"], "at least 1", 2),
         (["--top-p", "high"], "'high': expected a number above 0 and at most 1, or none", 2),
@@ -356,6 +407,20 @@ def test_bad_arguments_are_clear_errors(data_dir: Path, tmp_path, args, message,
     assert result.returncode == status and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and message in result.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_a_model_path_is_one_percent_encoded_folder(data_dir: Path, tmp_path):
+    """vLLM serves a local model under its path: mm run's folder rule, no folder outside OUT."""
+    out = tmp_path / "out"
+    with serve(chat_model_answer) as server:
+        for model, folder in [("/models/org/m", "%2Fmodels%2Forg%2Fm"), ("../m", "%2E.%2Fm")]:
+            result = run_generate(server.base_url, out, data_dir, "--model", model, trials=1)
+            assert result.returncode == 0, result.stderr
+            [run] = list((out / folder).iterdir())
+            assert json.loads((run / "config.json").read_bytes())["model"] == model
+            assert (run / "trials.jsonl.xz").is_file()
+    assert sorted(p.name for p in out.iterdir()) == ["%2E.%2Fm", "%2Fmodels%2Forg%2Fm"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "out"]
 
 
 def test_unwritable_output_is_clear(data_dir: Path, tmp_path):

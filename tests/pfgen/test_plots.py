@@ -109,3 +109,45 @@ def test_plot_without_stability_needs_no_trials_and_names_bad_results(checkout: 
     assert "Traceback" not in done.stderr
     assert len(list(out.glob("*.png"))) == 4
     assert_not_blank(out / "score_length.png")
+
+
+def test_scores_that_do_not_vary_give_no_r_and_no_stability_figure(bench: Path, tmp_path: Path):
+    for copy in ("a", "b", "c"):
+        shutil.copytree(bench_dir() / "result" / RUNS[1], tmp_path / "result" / "org" / copy)
+    data = str(data_of_checkout())
+    stability = run_cli("stability", "--data", data, cwd=tmp_path)
+    out = tmp_path / "figures"
+    plot = run_cli("plot", "--data", data, "--out", str(out), cwd=tmp_path)
+    for done in (stability, plot):
+        assert done.returncode == 1
+        assert done.stdout == ""
+        assert "nan" not in done.stderr and "Warning" not in done.stderr
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 3
+        assert errors[0].startswith(
+            "error: P vs S: no Pearson r: the 3 runs' scores against P are all"
+        )
+        assert errors[0].endswith("(a correlation needs scores that vary)")
+    assert sorted(p.stem for p in out.glob("*.png")) == [
+        "fig1_fluency_truthfulness",
+        "fig2_fluency_helpfulness",
+        "fig3_truthfulness_helpfulness",
+        "score_length",
+    ]
+
+
+def test_plot_and_stability_name_the_runs_and_the_scores_behind_each_r(checkout: Path) -> None:
+    """A run without a trials file is drawn by `plot` (from result.json) but not scored by
+    `stability` (from the answers): their r differ, and so do their labels."""
+    (checkout / "result" / RUNS[0] / "trials.jsonl.xz").unlink()
+    data = str(data_of_checkout())
+    plot = run_cli("plot", "--data", data, "--out", str(checkout / "figures"), cwd=checkout)
+    stability = run_cli("stability", "--data", data, cwd=checkout)
+    assert plot.returncode == 0 and stability.returncode == 0, plot.stderr + stability.stderr
+    pattern = r"([PST]) vs ([PST]): r = [0-9.]+ \((.*)\)"
+    assert {basis for _, _, basis in re.findall(pattern, plot.stdout)} == {
+        "4 runs, from result.json"
+    }
+    assert {basis for _, _, basis in re.findall(pattern, stability.stdout)} == {
+        "3 runs, every answer scored"
+    }

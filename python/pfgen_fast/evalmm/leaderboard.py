@@ -93,20 +93,31 @@ class Board:
     score_columns: list[Column]
 
 
-def find_evaluations(result_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
+def find_evaluations(
+    result_dir: Path,
+) -> tuple[dict[tuple[str, str], dict[str, Any]], list[str]]:
     """Every `<task>/<model>/evaluation.jsonl` (a model name with '/' is a deeper folder, as
-    the original writes it), by (task, model)."""
+    the original writes it), by (task, model), and the problems of those that cannot be read:
+    such a run has no scores (its cells n/a), the others are shown."""
     if not result_dir.is_dir():
         raise InputError(f"{result_dir}: not a directory")
-    results = {}
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    problems = []
     for path in sorted(result_dir.glob(f"*/**/{EVALUATION}")):
         parts = path.parent.relative_to(result_dir).parts
         if len(parts) < 2 or any(part.startswith(".") for part in parts):
             continue
-        results[(parts[0], model_of(parts[1:]))] = read_evaluation(path.parent)
+        key = (parts[0], model_of(parts[1:]))
+        try:
+            results[key] = read_evaluation(path.parent)
+        except InputError as error:
+            problems.append(str(error))
+            results[key] = {}
     if not results:
         raise InputError(f"{result_dir}: no <task>/<model>/{EVALUATION} found")
-    return results
+    if len(problems) == len(results):
+        raise InputError(f"{result_dir}: no readable {EVALUATION} ({problems[0]})")
+    return results, problems
 
 
 def task_order() -> dict[str, tuple[int, str, str]]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime
 import re
 import sys
-import urllib.parse
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ from pfgen_fast.common.llm import (
     LLMReply,
     too_many_failures,
 )
+from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.common.reasoning import has_reasoning, strip_reasoning, unanswered
 from pfgen_fast.evalmm.images import request_part
 from pfgen_fast.evalmm.metrics.judges import record_judge_failures
@@ -124,21 +124,6 @@ class Prediction:
         if self.reasoning is not None:
             line["reasoning"] = self.reasoning
         return line
-
-
-def model_folder(model: str) -> str:
-    """The folder of a model's results under OUT/<task>/: the name itself when each of its
-    `/`-separated parts is a plain folder name, neither empty nor starting with `.` (so
-    `org/model` is `org/model/`, as the original writes it); else the whole name
-    percent-encoded as one folder, a leading `.` too (`/models/m` is `%2Fmodels%2Fm`, `./m`
-    is `%2E%2Fm`). A plain name holds no `%` and an encoded one always does, so two names
-    never share a folder."""
-    parts = model.split("/")
-    if "%" not in model and all(part and not part.startswith(".") for part in parts):
-        return model
-    encoded = urllib.parse.quote(model, safe="")
-    # A leading "." encoded too: no hidden folder, never "." or "..".
-    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded
 
 
 @dataclass(kw_only=True)

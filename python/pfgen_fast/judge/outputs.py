@@ -24,8 +24,9 @@ POINTWISE_RATINGS = "ratings.jsonl"
 SUMMARY = "summary.json"
 REPLIES = "replies.jsonl"
 RANKING_COLUMNS = ("rank", "model", "strength", "low", "high", "wins", "losses", "ties")
+INTERVAL_COLUMNS = ("low", "high")  # absent when ranked without bootstrap resamples
 # The columns a file must have to be read as a ranking.
-RANKING_REQUIRED = ("rank", "model", "strength", "low", "high")
+RANKING_REQUIRED = ("rank", "model", "strength")
 RANKING_SUFFIXES = (".csv", ".json", ".parquet")
 
 

@@ -40,6 +40,8 @@ class Item:
     quality: bool | str | None = None  # True/False, the unparseable reply, None: no label
     failure: str | None = None
     remover_failed: bool = False
+    # Why the remover's server refused the request (HTTP 400): the item is "Invalid Error".
+    remover_refusal: str | None = None
 
     def record(self) -> dict[str, Any]:
         record = {
@@ -103,6 +105,7 @@ def remove_headers(calls: Calls, items: list[Item]) -> None:
     for item, result in zip(items, calls.run(requests, "remover"), strict=True):
         if result.status == 400:
             item.remover_status, item.cleaned = 400, INVALID
+            item.remover_refusal = call_failure(result)
         elif (failure := call_failure(result)) is not None:
             item.failure, item.remover_failed = f"remover: {failure}", True
         elif isinstance(result, LLMReply):
@@ -205,3 +208,8 @@ def scores_of(items: list[Item]) -> dict[str, ConstraintScores]:
 def failures(items: list[Item]) -> list[str]:
     """The items' failure reasons."""
     return [item.failure for item in items if item.failure is not None]
+
+
+def remover_refusals(items: list[Item]) -> list[str]:
+    """Why the remover's server refused the items it refused (scored as "Invalid Error")."""
+    return [item.remover_refusal for item in items if item.remover_refusal is not None]

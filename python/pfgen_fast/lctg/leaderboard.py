@@ -5,6 +5,8 @@ optional (`pip install pfgen_fast[plot]`) and imported only for the figures."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,12 @@ from pfgen_fast.lctg.data import CONSTRAINTS, TASKS
 from pfgen_fast.lctg.outputs import Entry, read_entry
 
 
-def read_entries(patterns: list[str]) -> tuple[list[Entry], list[str]]:
-    """The readable evaluations (first of each task and model) and the problems met."""
+def read_entries(patterns: list[str]) -> tuple[list[Entry], list[str], list[str]]:
+    """The readable evaluations (first of each task and model), the problems met, and the
+    warnings: a score that is not a finite number (NaN, Infinity) is shown as n/a."""
     paths, unmatched = expand_paths(patterns)
     problems = [f"{pattern}: no such file" for pattern in unmatched]
+    warnings: list[str] = []
     entries: dict[tuple[str, str], Entry] = {}
     for path in paths:
         try:
@@ -31,6 +35,10 @@ def read_entries(patterns: list[str]) -> tuple[list[Entry], list[str]]:
         except PfgenError as error:
             problems.append(str(error))
             continue
+        entry, not_finite = finite_scores(entry)
+        warnings += [
+            f'{path}: field "scores.{name}": not a number, shown as n/a' for name in not_finite
+        ]
         key = (entry.task, entry.model)
         if key in entries:
             problems.append(
@@ -38,7 +46,18 @@ def read_entries(patterns: list[str]) -> tuple[list[Entry], list[str]]:
             )
             continue
         entries[key] = entry
-    return list(entries.values()), problems
+    return list(entries.values()), problems, warnings
+
+
+def finite_scores(entry: Entry) -> tuple[Entry, list[str]]:
+    """The entry with its scores that are not finite numbers as None (n/a), and their names."""
+    not_finite = [
+        name
+        for name, value in entry.scores.items()
+        if value is not None and not math.isfinite(value)
+    ]
+    scores = {name: None if name in not_finite else value for name, value in entry.scores.items()}
+    return dataclasses.replace(entry, scores=scores), not_finite
 
 
 def sort_key(entry: Entry) -> tuple[int, float, str]:
@@ -51,9 +70,11 @@ def cell(value: float | None) -> str:
 
 
 def run_leaderboard(patterns: list[str], out: str | None, plots: str | None) -> int:
-    entries, problems = read_entries(patterns)
+    entries, problems, warnings = read_entries(patterns)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if not entries:
         raise PfgenError("no evaluations to show")
     entries.sort(key=sort_key)

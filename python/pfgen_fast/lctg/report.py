@@ -62,9 +62,11 @@ def scores_document(
     judge: dict[str, Any],
     prompts: tuple[int, int],
     failures: tuple[int, list[str]],
+    refusals: list[str],
 ) -> dict[str, Any]:
     """The JSON document of one evaluation: shown scores first, then how they were made.
-    `failures`: the number of generations, and the reasons of those that failed."""
+    `failures`: the number of generations, and the reasons of those that failed; `refusals`:
+    why the remover's server refused the generations scored as "Invalid Error"."""
     generations, reasons = failures
     return {
         "task": task,
@@ -76,6 +78,8 @@ def scores_document(
         "generations": generations,
         "failed": len(reasons),
         "failure_reasons": dict(Counter(reasons).most_common()),
+        "remover_refused": len(refusals),
+        "remover_refusal_reasons": dict(Counter(refusals).most_common()),
         "details": details(scores),
     }
 

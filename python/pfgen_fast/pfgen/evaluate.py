@@ -30,6 +30,7 @@ import orjson
 from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
+from pfgen_fast.pfgen.data import BENCHMARK_QUESTIONS
 from pfgen_fast.pfgen.outputs import CACHE_PATH, RESULT_NAME, cached_legacy_sum, read_config
 from pfgen_fast.pfgen.results import (
     ScoredQuestion,
@@ -106,6 +107,9 @@ class Evaluator:
         self.allow_partial = allow_partial
         self.force = force
         self.legacy_sum = legacy_sum
+        # Data with only some of the benchmark's questions (a reference set of `build-refs`):
+        # each run is scored on those, its answers to the others left out.
+        self.partial_data = len(references.questions) < BENCHMARK_QUESTIONS
         self._tables: dict[str, Future[QuestionScorer]] = {}
         self._tables_lock = threading.Lock()
         # Set when the run is interrupted: the chunks write no further result.
@@ -299,14 +303,18 @@ class Evaluator:
             return RunOutcome(path, "failed", error=str(error))
 
     def _parse_checked(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun:
-        answers = records_by_question(read_trials(path, raw), self.references)
+        answers = records_by_question(
+            read_trials(path, raw), self.references, leave_out_others=self.partial_data
+        )
         warnings = self._check_counts(path, {q: len(a) for q, a in answers.items()})
         config = read_config(path.parent)
         return ParsedRun(path, input_hash, config, answers, warnings)
 
     def _check_counts(self, path: Path, counts: dict[str, int]) -> list[str]:
         """The warnings about a run's numbers of answers by question; an InputError when
-        questions have none, unless partial runs are allowed."""
+        questions have none, unless partial runs are allowed, or when all have none."""
+        if not counts:  # possible when the data holds only some of the questions
+            raise InputError(f"{path}: no answers to the questions of the data")
         warnings: list[str] = []
         missing = sorted(set(self.references.questions) - set(counts))
         if missing:

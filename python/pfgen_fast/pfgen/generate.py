@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.llm import ChatRequest, CompletionRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.common.reasoning import strip_reasoning, unanswered
 from pfgen_fast.pfgen.prompts import Example, Mode, build_task, unescape_prefix
+from pfgen_fast.pfgen.trials import read_raw, read_trials
 
 # The `engine` parameter of runs asked through an OpenAI-compatible server.
 ENGINE = "openai-api"
@@ -114,9 +116,9 @@ class RunParameters:
         return json.dumps(dict(sorted(params.items())), ensure_ascii=False)
 
     def run_directory(self, out: Path) -> Path:
-        """{out}/{model}/{first 7 hex digits of the SHA-1 of the config}."""
+        """{out}/{model's folder}/{first 7 hex digits of the SHA-1 of the config}."""
         digest = hashlib.sha1(self.config_text().encode("utf-8")).hexdigest()[:7]
-        return out / self.model / digest
+        return out / model_folder(self.model) / digest
 
 
 def request_for(parameters: RunParameters, task: dict[str, Any]) -> ChatRequest | CompletionRequest:
@@ -158,6 +160,37 @@ def clean_answer(answer: str, mode: Mode) -> str:
 
 def trial_path(run_dir: Path, trial: int) -> Path:
     return run_dir / f"trial_{trial:03d}.jsonl"
+
+
+# The trial files of a run folder, all of which go into trials.jsonl.xz.
+TRIAL_FILES = "trial_[0-9][0-9][0-9].jsonl"
+
+
+def check_trial_files(run_dir: Path, examples: list[Example]) -> None:
+    """Every trial file already in the run folder holds one answer line per question, each as
+    `eval` reads it; a damaged one (cut mid-line, an answer that is not a string, a question
+    missing or twice) is an error naming the file and the line, before any request: it would
+    otherwise be packed as finished."""
+    expected = {example.question for example in examples}
+    for path in sorted(run_dir.glob(TRIAL_FILES)):
+        try:
+            trials = read_trials(path, read_raw(path))
+            answered: set[str] = set()
+            for line, record in zip(trials.line_numbers, trials.records, strict=True):
+                question = record["question"]
+                if question not in expected or question in answered:
+                    what = "a second answer to" if question in answered else "not a question of"
+                    raise InputError(
+                        f'{path}:{line}: field "question": {what} the data: {question[:40]!r}'
+                    )
+                answered.add(question)
+            if answered != expected:
+                missing = next(e.question for e in examples if e.question not in answered)
+                raise InputError(f"{path}: no answer to {missing[:40]!r}")
+        except InputError as error:
+            raise GenerationError(
+                f"{error} (a damaged trial file: remove it to ask that trial again)"
+            ) from None
 
 
 @dataclass
@@ -318,7 +351,7 @@ def write_trial(path: Path, records: list[dict[str, Any]]) -> None:
 def pack_trials(run_dir: Path) -> Path:
     """trials.jsonl.xz: every trial file's lines, sorted bytewise (`LC_ALL=C sort`), xz -9."""
     lines: list[bytes] = []
-    for path in sorted(run_dir.glob("trial_[0-9][0-9][0-9].jsonl")):
+    for path in sorted(run_dir.glob(TRIAL_FILES)):
         lines.extend(line for line in path.read_bytes().splitlines() if line.strip())
     lines.sort()
     target = run_dir / "trials.jsonl.xz"
@@ -337,10 +370,12 @@ def generate(
     warn: Callable[[str], None],
 ) -> Path:
     """Writes config.json and every missing trial file of trials 1..num_trials, then packs
-    them; returns the run directory. Finished trials are kept and never rewritten. Each trial
-    given up and the replies cut at max_tokens are reported through `warn`; a trial given up
-    or a server that cannot answer is a GenerationError once the other trials are written."""
+    them; returns the run directory. Finished trials are checked first, then kept and never
+    rewritten. Each trial given up and the replies cut at max_tokens are reported through
+    `warn`; a trial given up or a server that cannot answer is a GenerationError once the
+    other trials are written."""
     run_dir = parameters.run_directory(out)
+    check_trial_files(run_dir, examples)
     write_file(run_dir / "config.json", (parameters.config_text() + "\n").encode("utf-8"))
     missing = []
     for trial in range(1, num_trials + 1):

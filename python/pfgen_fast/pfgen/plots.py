@@ -16,6 +16,7 @@ import numpy as np
 from pfgen_fast.common.figures import pyplot, save_figure
 from pfgen_fast.pfgen.exactness import py_sum
 from pfgen_fast.pfgen.results import RunResult
+from pfgen_fast.pfgen.stability import pearson_by_pair
 
 # How each kind of run is drawn: label, marker, colour.
 STYLES = {
@@ -123,15 +124,15 @@ def length_figure(points: Sequence[RunPoint], out_dir: Path) -> list[Path]:
 def stability_figures(
     kinds: Sequence[str], scores: dict[str, np.ndarray], out_dir: Path
 ) -> list[Path]:
-    """Fig. 4-6: each run's score against one source versus against another, with Pearson r."""
+    """Fig. 4-6: each run's score against one source versus against another, with Pearson r;
+    none for a pair without r (scores that do not vary: `print_pearson` says why)."""
     plt = pyplot()
     written = []
-    names = list(scores)
-    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
-    for number, (a, b) in enumerate(pairs, start=4):
+    for number, ((a, b), r) in enumerate(pearson_by_pair(scores).items(), start=4):
+        if r is None:
+            continue
         figure, axes = plt.subplots(figsize=(5, 4.5))
         x, y = scores[a], scores[b]
-        r = float(np.corrcoef(x, y)[0, 1])
         low = min(float(x.min()), float(y.min()))
         high = max(float(x.max()), float(y.max()))
         axes.plot([low, high], [low, high], color="grey", linewidth=0.8, linestyle="--")

@@ -50,16 +50,47 @@ class SourceScores:
     runs: list[RunAnswers]
     scores: dict[str, np.ndarray]
 
-    def pearson(self) -> dict[tuple[str, str], float]:
+    def pearson(self) -> dict[tuple[str, str], float | None]:
         return pearson_by_pair(self.scores)
 
 
-def pearson_by_pair(scores: dict[str, np.ndarray]) -> dict[tuple[str, str], float]:
-    """Pearson's r of the runs' scores for each pair of sources."""
+def pearson_by_pair(scores: dict[str, np.ndarray]) -> dict[tuple[str, str], float | None]:
+    """Pearson's r of the runs' scores for each pair of sources; None where the scores against
+    either source do not vary, as r is then undefined (`no_correlation` says why)."""
     return {
-        (a, b): float(np.corrcoef(scores[a], scores[b])[0, 1])
+        (a, b): None
+        if constant(scores[a]) or constant(scores[b])
+        # the scores vary: corrcoef divides by no zero
+        else float(np.corrcoef(scores[a], scores[b])[0, 1])
         for a, b in itertools.combinations(scores, 2)
     }
+
+
+def constant(values: np.ndarray) -> bool:
+    return bool(np.all(values == values[0]))
+
+
+def no_correlation(a: str, b: str, scores: dict[str, np.ndarray]) -> str:
+    """Why the pair has no r: which source's scores do not vary, and their one value."""
+    source = a if constant(scores[a]) else b
+    values = scores[source]
+    return (
+        f"{a} vs {b}: no Pearson r: the {len(values)} runs' scores against {source} are all "
+        f"{float(values[0]):.5f} (a correlation needs scores that vary)"
+    )
+
+
+def print_pearson(scores: dict[str, np.ndarray], basis: str, console: Console) -> bool:
+    """Each pair's r on standard output (`P vs S: r = 0.99924 (basis)`), or why it has none as
+    an error on `console`; False when some pair has none."""
+    pearson = pearson_by_pair(scores)
+    for (a, b), r in pearson.items():
+        if r is not None:
+            print(f"{a} vs {b}: r = {r:.5f} ({basis})")
+    for (a, b), r in pearson.items():
+        if r is None:
+            console.print(f"[red]error:[/] {escape(no_correlation(a, b, scores))}")
+    return None not in pearson.values()
 
 
 def read_run(path: Path, references: ReferenceData) -> RunAnswers:

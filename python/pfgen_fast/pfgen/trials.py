@@ -94,12 +94,18 @@ def question_of(references: ReferenceData, text: str, where: str) -> Question:
 
 
 def records_by_question(
-    trials: Trials, references: ReferenceData
+    trials: Trials, references: ReferenceData, leave_out_others: bool = False
 ) -> dict[str, list[dict[str, Any]]]:
     """The trials' records by question id, each question's in file order; an InputError naming
-    the first line whose question is not one of the data's."""
+    the first line whose question is not one of the data's, unless `leave_out_others` (data
+    holding only some of the benchmark's questions): such lines are then left out."""
     records: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for line, record in zip(trials.line_numbers, trials.records, strict=True):
-        question = question_of(references, record["question"], f"{trials.path}:{line}")
+        try:
+            question = references.by_text(record["question"])
+        except KeyError:
+            if leave_out_others:
+                continue
+            raise unknown_question(f"{trials.path}:{line}", record["question"]) from None
         records[question.question_id].append(record)
     return dict(records)

@@ -196,7 +196,7 @@ def ranking_board(name: str, rows: list[dict[str, Any]]) -> Board:
             Row(
                 run=f"{name}#{row['model']}",
                 cells={c.name: row.get(c.name) for c in RANKING},
-                spreads={"strength": [row["low"], row["high"]]},
+                spreads={"strength": [row["low"], row["high"]]} if "low" in row else {},
                 settings={"ranking": name},
             )
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.cli_args import add_table_argument, add_task_paths_argument
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
     add_metrics_argument,
@@ -35,12 +35,25 @@ def add_arguments(evaluate: argparse.ArgumentParser) -> None:
     add_scoring_options(evaluate)
 
 
+def check_docs(docs: dict[str, Path], tasks: set[str]) -> None:
+    """Every --docs names a task of the result directory and a file, before anything is scored."""
+    for task, path in docs.items():
+        if task not in tasks:
+            raise InputError(
+                f"--docs {task}={path}: the result directory has no task {task!r} "
+                f"(its tasks: {', '.join(sorted(tasks))})"
+            )
+        if not path.is_file():
+            raise InputError(f"--docs {task}={path}: {path}: no such file")
+
+
 def run(args: argparse.Namespace) -> int:
     """Scores every run; a run that cannot be scored is reported (one line) and skipped."""
     from pfgen_fast.evalmm import evaluate
 
     docs = dict(args.docs)
     folders = evaluate.find_runs(args.result_dir)
+    check_docs(docs, {folder.relative_to(args.result_dir).parts[0] for folder in folders})
     runs, failed = [], 0
     for folder in folders:
         try:

@@ -42,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
                 f"--plot {args.plot}: unsupported format {args.plot.suffix or '(no suffix)'}; "
                 f"the formats: {', '.join(f'.{name}' for name in leaderboard.PLOT_FORMATS)}"
             )
-    results = leaderboard.find_evaluations(args.result_dir)
+    results, problems = leaderboard.find_evaluations(args.result_dir)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
     if args.format is None:
         show_leaderboard(results, args.table)
     else:
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
         plot_task_correlation(leaderboard.make_board(results), args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
-    return 0
+    return 1 if problems else 0
 
 
 def show_leaderboard(results: dict[tuple[str, str], dict[str, Any]], table: Path | None) -> None:

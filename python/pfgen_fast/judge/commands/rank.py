@@ -1,5 +1,6 @@
 """`judge rank`: models ranked by a Bradley-Terry fit of pairwise verdicts (a tie is half a
-win each), with 95 % percentile bootstrap intervals of the log strengths."""
+win each), with 95 % percentile bootstrap intervals of the log strengths (none with
+`--bootstrap 0`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import orjson
 from pfgen_fast.common.cli_args import add_table_argument, non_negative_int
 from pfgen_fast.common.tables import print_table, write_table
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
-from pfgen_fast.judge.outputs import RANKING_COLUMNS, comparisons
+from pfgen_fast.judge.outputs import INTERVAL_COLUMNS, RANKING_COLUMNS, comparisons
 from pfgen_fast.judge.pairwise import METHODS
 
 
@@ -43,14 +44,15 @@ def load_comparisons(paths: list[Path], method: str) -> list[Comparison]:
 
 def run(args: argparse.Namespace) -> int:
     ranked = rank_models(load_comparisons(args.results, args.method), bootstrap=args.bootstrap)
-    columns = list(RANKING_COLUMNS)
+    with_interval = args.bootstrap > 0
+    # Without resamples there is no interval: its columns are left out, not shown as zero width.
+    columns = [c for c in RANKING_COLUMNS if with_interval or c not in INTERVAL_COLUMNS]
     rows = [
         [
             n,
             r.model,
             round(r.strength, 4),
-            round(r.low, 4),
-            round(r.high, 4),
+            *((round(r.low, 4), round(r.high, 4)) if with_interval else ()),
             r.wins,
             r.losses,
             r.ties,
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(orjson.dumps([dict(zip(columns, row, strict=True)) for row in rows]).decode())
     else:
-        title = f"Bradley-Terry log strengths ({args.method} verdicts, 95 % bootstrap interval)"
+        interval = ", 95 % bootstrap interval" if with_interval else ""
+        title = f"Bradley-Terry log strengths ({args.method} verdicts{interval})"
         print_table(title, columns, rows)
     return 0

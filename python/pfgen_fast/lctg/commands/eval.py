@@ -53,7 +53,7 @@ def judge_record(args: argparse.Namespace, sampling: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pfgen_fast.lctg.evaluate import failures, run_evaluation, scores_of
+    from pfgen_fast.lctg.evaluate import failures, remover_refusals, run_evaluation, scores_of
     from pfgen_fast.lctg.generations import load_generations, model_name
     from pfgen_fast.lctg.report import (
         notes,
@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         )
         report_calls(client, f"remover and judge ({sampling})")
     failed = failures(items)
+    refused = remover_refusals(items)
     document = scores_document(
         args.task,
         model,
@@ -96,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         judge_record(args, sampling),
         (len(rows), len(prompts)),
         (len(items), failed),
+        refused,
     )
     write_outputs(paths, items, document)
     for note in notes(document):
@@ -113,4 +115,14 @@ def run(args: argparse.Namespace) -> int:
             f'left out of the rates (the "failure" field of {paths.analysis.name})',
             file=sys.stderr,
         )
-    return 1 if failed else 0
+    if refused:
+        reasons = "; ".join(
+            f"{n} × {why}" for why, n in document["remover_refusal_reasons"].items()
+        )
+        print(
+            f"error: {len(refused)} of {len(items)} generations were refused by the remover's "
+            f'server ({reasons}); as in the benchmark, each is scored as "Invalid Error", '
+            f'which fails all four constraints ("remover_refused" in {paths.scores_json.name})',
+            file=sys.stderr,
+        )
+    return 1 if failed or refused else 0

@@ -21,7 +21,7 @@ from pfgen_fast.common.cli_args import (
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.progress import Progress, add_quiet_argument
 from pfgen_fast.common.tables import print_table
-from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
+from pfgen_fast.pfgen.data import BENCHMARK_QUESTIONS, DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.evaluate import Evaluator, RunOutcome
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.outputs import FIGURE_CAPTION, FIGURE_COLUMNS, FIGURE_LABELS, run_figures
@@ -50,11 +50,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sources",
+        type=source_names,
         help="comma-separated reference sources to score against (e.g. P); questions that "
         "have none of them keep their own",
     )
     add_legacy_sum_argument(parser)
     add_quiet_argument(parser)
+
+
+def source_names(text: str) -> list[str]:
+    """An argument type: comma-separated source names, at least one."""
+    names = [name for name in text.split(",") if name]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected source names, e.g. P or P,W")
+    return names
 
 
 # The summary's totals, in its table and its JSON: to 4 places, rounded once from the sum.
@@ -142,11 +151,17 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "no trials files to evaluate (give paths, or run inside a pfgen-bench checkout)"
         )
-    references = ReferenceData.load(resolve_data_dir(args.data))
-    sources = [s for s in args.sources.split(",") if s] if args.sources else None
-    if sources:
-        check_sources(sources, references)
-    evaluator = Evaluator(references, sources, args.allow_partial, args.force, args.legacy_sum)
+    data_dir = resolve_data_dir(args.data)
+    references = ReferenceData.load(data_dir)
+    if args.sources is not None:
+        check_sources(args.sources, references)
+    evaluator = Evaluator(references, args.sources, args.allow_partial, args.force, args.legacy_sum)
+    if evaluator.partial_data:
+        console.print(
+            f"note: {escape(str(data_dir))} has {len(references.questions)} of the benchmark's "
+            f"{BENCHMARK_QUESTIONS} questions ({', '.join(references.questions)}): each run is "
+            "scored on those, its answers to the others left out"
+        )
 
     started = time.perf_counter()
     answers_done = 0

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -16,7 +16,6 @@ from pfgen_fast.common.cli_args import (
     non_negative_int,
     positive_int,
 )
-from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
     add_strip_reasoning_argument,
@@ -103,16 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="result", help="results folder (default: result)")
 
 
-def check_model_name(model: str, what: str = "--model") -> None:
-    """The model name becomes folders under --out: it must stay inside (`what` names where
-    the name comes from)."""
-    parts = PurePosixPath(model).parts
-    if not parts or model.startswith(("/", "\\")) or any(p in (".", "..") for p in parts):
-        raise InputError(f"{what} {model!r}: expected a name like org/model")
-
-
 def run(args: argparse.Namespace) -> int:
-    check_model_name(args.model)
     unescape_prefix(args.prefix)  # a bad escape is an error before any request
     clients = Clients(
         client_from_args(args, log_path=None, show_progress=False),

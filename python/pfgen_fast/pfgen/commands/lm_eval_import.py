@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
-from pfgen_fast.pfgen.commands.generate import check_model_name
+from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.pfgen.generate import pack_trials, trial_path, write_file
 from pfgen_fast.pfgen.harness import Answer, answer_of, sorted_answers, trial_records
 from pfgen_fast.pfgen.outputs import CONFIG_NAME
@@ -54,7 +54,7 @@ class TaskRun:
 
     def run_dir(self, out: Path) -> Path:
         digest = hashlib.sha1(config_text(self.config).encode("utf-8")).hexdigest()[:7]
-        return out / self.config["model"] / digest
+        return out / model_folder(self.config["model"]) / digest
 
 
 def config_text(config: dict[str, Any]) -> str:
@@ -101,7 +101,6 @@ def run_config(results_path: Path, results: dict[str, Any], name: str) -> dict[s
     mode = require(kwargs, "mode", str, f"{where}.dataset_kwargs")
     sampling = dict(require(task, "generation_kwargs", dict, where))
     model = require(results, "model_name", str, str(results_path))
-    check_model_name(model, f'{results_path}: field "model_name":')
     lm_eval_config = require(results, "config", dict, str(results_path))
     model_type = require(lm_eval_config, "model", str, f"{results_path}: config")
     if mode != "completion" and results.get("chat_template") is None:

@@ -18,7 +18,7 @@ from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.results import load_result
 from pfgen_fast.pfgen.stability import (
     STABILITY_SOURCES,
-    pearson_by_pair,
+    print_pearson,
     result_source_scores,
     stability_questions,
 )
@@ -90,12 +90,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.out}: cannot create: {error.strerror}") from None
     written = plots.measure_figures(data.points, args.out)
     written += plots.length_figure(data.points, args.out)
+    correlated = True
     if question_ids is not None:
         if len(data.stable_kinds) < 2:
             raise InputError("source stability needs at least two runs (or --no-stability)")
         scores = {source: np.array(values) for source, values in data.by_source.items()}
         written += plots.stability_figures(data.stable_kinds, scores, args.out)
-        for (a, b), r in pearson_by_pair(scores).items():
-            print(f"{a} vs {b}: r = {r:.5f}")
+        basis = f"{len(data.stable_kinds)} runs, from result.json"
+        correlated = print_pearson(scores, basis, console)
     console.print(f"{len(written)} files written to {args.out}")
-    return 1 if data.errors else 0
+    return 1 if data.errors or not correlated else 0

@@ -11,7 +11,7 @@ from pfgen_fast.common.cli_args import add_data_argument, add_paths_argument, in
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.scorer import ReferenceData
-from pfgen_fast.pfgen.stability import source_scores
+from pfgen_fast.pfgen.stability import print_pearson, source_scores
 
 DEFAULT_PATTERN = "result/**/result.json"
 
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     paths = input_paths(args.paths, [DEFAULT_PATTERN], console)
     references = ReferenceData.load(resolve_data_dir(args.data))
     result = source_scores(paths, references, console, args.legacy_sum)
-    for (a, b), r in result.pearson().items():
-        print(f"{a} vs {b}: r = {r:.5f}")
+    basis = f"{len(result.runs)} runs, every answer scored"
+    correlated = print_pearson(result.scores, basis, console)
     console.print(f"{len(result.runs)} runs scored against each of {', '.join(result.scores)}")
-    return 0
+    return 0 if correlated else 1
