@@ -133,7 +133,7 @@ def make_mm(
 def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
     """run_info.json as `mm run` writes it (its own code), with MM_GENERATION and MM_JUDGE,
     and the revision MM_REVISION."""
-    from pfgen_fast.evalmm.runner import Generation, TaskRun, run_info
+    from pfgen_fast.evalmm.runner import Generation, TaskRun, run_record
     from pfgen_fast.evalmm.tasks import task_info
 
     run = TaskRun(
@@ -145,7 +145,7 @@ def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
         metrics=None,
         judge=MM_JUDGE,
     )
-    record = run_info(run, task_info(task))
+    record = run_record(run, task_info(task)).record()
     return {**record, "dataset_revision": MM_REVISION}
 
 

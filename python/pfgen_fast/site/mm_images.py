@@ -2,18 +2,19 @@
 room's item builder (the code `mm run` sends them with, so every task's layout is read as the
 task reads it, several images per item in their order) from the dataset the runs recorded in
 their `run_info.json`, or from `--mm-data TASK=DIR`. Each image is written once under
-OUT/images/mm/, named by its content: as stored when browsers show its format, else as PNG."""
+OUT/images/mm/, named by its content, by `mm run`'s rule (`image_file`): as stored when browsers
+show its format and no EXIF orientation turns it, else as a PNG of the pixels the task gives."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.evalmm.outputs import (
     ResultFolder,
-    TaskImage,
+    image_failure,
+    image_file,
     item_images,
     recorded_data_dir,
     rotated_choices,
@@ -31,18 +32,6 @@ class TaskImages:
     paths: dict[str, list[str]] = field(default_factory=dict)
     problem: str | None = None  # shown on the task's run pages
     warned: bool = False  # a dataset given or recorded could not be read: a warning too
-
-
-def image_file(image: TaskImage) -> tuple[bytes, str]:
-    """The bytes written for an image and their extension: the file as stored when browsers
-    show its format and no EXIF orientation turns it, else a PNG of the pixels the Task gives
-    the model (turned as the tag says, as `mm run` sends it)."""
-    data, kind, turned = image.stored()
-    if kind in SHOWN_FORMATS and not turned:
-        return data, SHOWN_FORMATS[kind]
-    buffer = io.BytesIO()
-    image.open().save(buffer, format="PNG")
-    return buffer.getvalue(), ".png"
 
 
 def dataset_folders(runs: list[ResultFolder], given: Path | None) -> list[Path | None]:
@@ -66,7 +55,7 @@ def task_images(task: str, runs: list[ResultFolder], given: Path | None, out: Pa
             problem=f"{task}: images left out: no run records its dataset (the run_info.json "
             f"`mm run` writes); give --mm-data {task}=DIR"
         )
-    wanted = {p.question_id for run in runs for p in run.predictions}
+    wanted = {str(p.question_id) for run in runs for p in run.predictions}
     rotated = any(rotated_choices(run) for run in runs)
     problems = []
     for folder in folders:
@@ -105,9 +94,10 @@ def read_images(
         paths[question_id] = []
         for number, image in enumerate(images, 1):
             try:
-                data, suffix = image_file(image)
+                data, kind = image_file(image, SHOWN_FORMATS)
             except (PfgenError, OSError, ValueError, Image.DecompressionBombError) as error:
-                failures.append(f"item {question_id}, image {number}: {error}")
+                failures.append(f"item {question_id}, {image_failure(number, image, error)}")
                 continue
+            suffix = SHOWN_FORMATS[kind]
             paths[question_id].append(write_named(out, "images/mm", "image", suffix, data))
     return paths, failures

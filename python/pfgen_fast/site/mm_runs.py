@@ -157,12 +157,12 @@ def run_labels(rows: list[Row]) -> list[str]:
 
 
 def shared_items(runs: list[ResultFolder], images: dict[str, list[str]]) -> list[SharedItem]:
-    """The task's items, each once, in the order the runs first give them (question, reference
-    and category from the first run that has the item), with run n's answer at n."""
+    """The task's items, each once, in the order the runs first give them (question and
+    reference from the first run that has the item), with run n's answer at n."""
     items: dict[str, SharedItem] = {}
     for n, result in enumerate(runs):
         for prediction in result.predictions:
-            qid = prediction.question_id
+            qid = str(prediction.question_id)
             item = items.get(qid)
             if item is None:
                 fields = [("question", prediction.input_text)]
@@ -170,7 +170,7 @@ def shared_items(runs: list[ResultFolder], images: dict[str, list[str]]) -> list
                     fields.append(("reference", str(prediction.answer)))
                 item = SharedItem(
                     id=qid,
-                    category=prediction.category or "",
+                    category="",
                     fields=fields,
                     answers=[None] * len(runs),
                     images=images.get(qid, []),

@@ -18,7 +18,7 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.metrics.judges import JudgeErrors
+from pfgen_fast.evalmm.metrics.base import JudgeErrors
 
 
 def add_arguments(evaluate: argparse.ArgumentParser) -> None:

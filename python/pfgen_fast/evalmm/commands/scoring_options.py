@@ -11,8 +11,9 @@ from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
-from pfgen_fast.evalmm.metrics.judges import JudgeErrors, check_judge_prompts
-from pfgen_fast.evalmm.metrics.scorers import SCORERS, Options, get_scorer
+from pfgen_fast.evalmm.metrics.base import JudgeErrors, Options
+from pfgen_fast.evalmm.metrics.judges import check_judge_prompts
+from pfgen_fast.evalmm.metrics.scorers import SCORERS, get_scorer
 
 JUDGE_MAX_TOKENS_HELP = (
     "the judge's max_tokens per reply (default: each metric's own, as llm-jp-eval-mm sets "
