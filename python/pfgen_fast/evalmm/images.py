@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 IMAGE_FORMATS = ("original", "png", "jpeg")
 # Formats every OpenAI-compatible vision server takes as they are.
 MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
+# The image modes Pillow writes to PNG.
+PNG_MODES = frozenset({"1", "L", "LA", "P", "RGB", "RGBA", "I;16", "I;16B"})
 ORIENTATION = 0x0112  # the EXIF tag
 # Orientations that move pixels (1 is the identity; other values are ignored by Pillow).
 TURNING_ORIENTATIONS = range(2, 9)
@@ -81,10 +83,24 @@ def encode_as_datasets(image: PILImage.Image) -> bytes:
     return buffer.getvalue()
 
 
+def viewable(image: PILImage.Image, modes: Container[str]) -> PILImage.Image:
+    """The image in a mode among `modes` (those a file format holds): as it is when its mode
+    is one, else converted as Pillow's viewers show it: RGBA where it has transparency, else
+    its base mode (L or RGB: CMYK, YCbCr and LAB as RGB, 32-bit integers and floats as L)."""
+    from PIL import Image
+
+    if image.mode in modes:
+        return image
+    if image.has_transparency_data:
+        return image.convert("RGBA")
+    return image.convert(Image.getmodebase(image.mode))
+
+
 def png_bytes(image: PILImage.Image) -> bytes:
-    """The pixels as PNG, without EXIF (Pillow writes no orientation unless asked)."""
+    """The pixels as PNG, without EXIF (Pillow writes no orientation unless asked), in a mode
+    PNG holds (`viewable`)."""
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    viewable(image, PNG_MODES).save(buffer, format="PNG")
     return buffer.getvalue()
 
 
