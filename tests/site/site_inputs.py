@@ -133,6 +133,7 @@ def make_mm(
 def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
     """run_info.json as `mm run` writes it (its own code), with MM_GENERATION and MM_JUDGE,
     and the revision MM_REVISION."""
+    from pfgen_fast.evalmm.outputs import scored_record
     from pfgen_fast.evalmm.runner import Generation, TaskRun, run_record
     from pfgen_fast.evalmm.tasks import task_info
 
@@ -145,7 +146,7 @@ def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
         metrics=None,
         judge=MM_JUDGE,
     )
-    record = run_record(run, task_info(task)).record()
+    record = scored_record(run_record(run, task_info(task)).record(), [], {}, run.judge)
     return {**record, "dataset_revision": MM_REVISION}
 
 

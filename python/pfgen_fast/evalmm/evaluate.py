@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pfgen_fast import __version__
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, require
 from pfgen_fast.evalmm.metrics.base import Options
@@ -18,10 +19,14 @@ from pfgen_fast.evalmm.metrics.scorers import get_scorer
 from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
 from pfgen_fast.evalmm.outputs import (
     PREDICTIONS,
+    RUN_INFO,
     Prediction,
     model_of,
     read_predictions,
+    read_run_record,
+    scored_record,
     write_evaluation,
+    write_json,
     write_predictions,
 )
 from pfgen_fast.evalmm.tasks import TASKS_BY_NAME
@@ -151,6 +156,16 @@ def score_predictions(
     return evaluation, unjudged
 
 
+def scoring_record(options: Options) -> dict[str, Any]:
+    """What run_info.json records of a metric's scoring (`outputs.scored_record`)."""
+    return {
+        "neologdn": options.use_neologdn,
+        "fix_quirks": options.fix_quirks,
+        "judge_errors": options.judge_errors.value,
+        "pfgen_fast_version": __version__,
+    }
+
+
 def score_run(
     run: Run, metrics: list[str], options: Options, docs_path: Path | None = None
 ) -> tuple[dict[str, Any], int]:
@@ -161,6 +176,19 @@ def score_run(
     return score_predictions(run.predictions, metrics, options)
 
 
-def write_run(run: Run, evaluation: dict[str, Any]) -> None:
+def write_run(
+    run: Run,
+    metrics: list[str],
+    evaluation: dict[str, Any],
+    scoring: dict[str, Any],
+    judge: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Writes the scored predictions and the evaluation, and adds the scoring to the run
+    record when there is one (llm-jp-eval-mm's results have none); the evaluation written."""
+    whole = evaluation
     write_predictions(run.folder, run.predictions)
-    write_evaluation(run.folder, evaluation)
+    write_evaluation(run.folder, whole)
+    record = read_run_record(run.folder)
+    if record is not None:
+        write_json(run.folder / RUN_INFO, scored_record(record, metrics, scoring, judge))
+    return whole

@@ -6,10 +6,10 @@ leaderboard and other rooms): a result folder `OUT/<task>/<model>/` holds
   `judge_errors` (metric → why the judge gave no verdict) where a judge gave none;
 * `evaluation.jsonl`: one line, metric → aggregate (`overall_score`, `details`);
 * `manifest.json`: llm-jp-eval-mm's fields (`model_id`, `task_id`, ...);
-* `run_info.json`: pfgen_fast's record of the run (`RunRecord`): the generation that made the
-  predictions (`task`, `dataset`, `dataset_revision`, `local`, `split`, `data_dir`,
+* `run_info.json`: pfgen_fast's record of the run: the generation that made the predictions
+  (`RunRecord`: `task`, `dataset`, `dataset_revision`, `local`, `split`, `data_dir`,
   `rotate_choices`, `generation`, `pfgen_fast_version`), and apart from it the scoring
-  (`judge`, and `scoring`: metric → the options it was last scored with);
+  (`scored_record`: `judge`, and `scoring`, metric → the options it was last scored with);
 * `error_message.jsonl`: `{"question_id", "error"}` per failed item, when some failed.
 
 The images of a run's items come from the same item builder as `mm run` (`item_images`), from
@@ -54,6 +54,7 @@ __all__ = [
     "recorded_data_dir",
     "result_folders",
     "rotated_choices",
+    "scored_record",
     "write_errors",
     "write_evaluation",
     "write_json",
@@ -104,10 +105,10 @@ class Prediction:
 
 @dataclass(frozen=True, kw_only=True)
 class RunRecord:
-    """`run_info.json`: what made the predictions and how they were last scored. `generation`
+    """What `run_info.json` says of the generation that made the predictions. `generation`
     (the request settings) and `pfgen_fast_version` are None when the predictions were made
-    elsewhere (reused, with no record of theirs); `judge`: the judge of the judged metrics
-    (None: none scored); `scoring`: metric → the options it was last scored with."""
+    elsewhere (reused, with no record of theirs). The scoring is recorded apart
+    (`scored_record`)."""
 
     task: str
     dataset: str
@@ -118,11 +119,9 @@ class RunRecord:
     rotate_choices: bool
     generation: dict[str, Any] | None
     pfgen_fast_version: str | None
-    judge: dict[str, Any] | None = None
-    scoring: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
-        record = {
+        return {
             "task": self.task,
             "dataset": self.dataset,
             "dataset_revision": self.dataset_revision,
@@ -131,12 +130,27 @@ class RunRecord:
             "data_dir": self.data_dir,
             "rotate_choices": self.rotate_choices,
             "generation": self.generation,
+            "pfgen_fast_version": self.pfgen_fast_version,
         }
-        if self.judge is not None:
-            record["judge"] = self.judge
-        record["scoring"] = self.scoring
-        record["pfgen_fast_version"] = self.pfgen_fast_version
-        return record
+
+
+def scored_record(
+    record: dict[str, Any],
+    metrics: Sequence[str],
+    options: dict[str, Any],
+    judge: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A run record with a scoring of `metrics` added: `scoring` maps each metric to the
+    options it was last scored with (the other metrics' kept), `judge` is the judge of the
+    judged metrics (replaced when this scoring asked one); the generation's keys as they
+    were."""
+    scoring = dict(record.get("scoring") or {})
+    scoring.update({name: options for name in metrics})
+    judge = judge if judge is not None else record.get("judge")
+    generation = {k: v for k, v in record.items() if k not in SCORING_KEYS}
+    version = generation.pop("pfgen_fast_version", None)
+    with_judge = {} if judge is None else {"judge": judge}
+    return {**generation, **with_judge, "scoring": scoring, "pfgen_fast_version": version}
 
 
 def write_json(path: Path, value: dict[str, Any]) -> None:

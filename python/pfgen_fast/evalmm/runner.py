@@ -29,7 +29,7 @@ import datetime
 import sys
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from pfgen_fast.common.llm import (
     too_many_failures,
 )
 from pfgen_fast.common.reasoning import has_reasoning, strip_reasoning, unanswered
-from pfgen_fast.evalmm.evaluate import score_predictions
+from pfgen_fast.evalmm.evaluate import score_predictions, scoring_record
 from pfgen_fast.evalmm.images import image_failure, request_part
 from pfgen_fast.evalmm.metrics.base import Options
 from pfgen_fast.evalmm.outputs import (
@@ -56,6 +56,8 @@ from pfgen_fast.evalmm.outputs import (
     Prediction,
     RunRecord,
     read_predictions,
+    read_run_record,
+    scored_record,
     write_errors,
     write_evaluation,
     write_json,
@@ -295,7 +297,6 @@ def run_record(run: TaskRun, info: TaskInfo) -> RunRecord:
         rotate_choices=run.rotate_choices,
         generation=asdict(run.generation),
         pfgen_fast_version=__version__,
-        judge=run.judge,
     )
 
 
@@ -308,13 +309,18 @@ def failed_before(folder: Path) -> int:
 
 
 def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
-    """Runs one task and writes its folder."""
+    """Runs one task and writes its folder. Reused predictions keep their run record's
+    generation; the scoring is recorded apart."""
     info = task_info(run.task)
     metrics = run.metric_names()
     folder = run.folder
     if (folder / PREDICTIONS).exists() and not run.overwrite:
         predictions = reused(run)
         failed = failed_before(folder)
+        record = (
+            read_run_record(folder)
+            or replace(run_record(run, info), generation=None, pfgen_fast_version=None).record()
+        )
         print(f"{run.task}: reusing {folder / PREDICTIONS}", file=sys.stderr)
     else:
         predictions, errors = generate(run, client)
@@ -328,14 +334,17 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
                 f"{FAILURE_SHARE:.0%}: stopped (all in {folder / ERRORS}; the first: "
                 f"{errors[0]['error']})"
             )
+        record = run_record(run, info).record()
     if not predictions:
         raise InputError(f"{run.task}: the dataset has no items")
     evaluation, unjudged = score_predictions(predictions, metrics, options)
     write_predictions(folder, predictions)
     if not run.inference_only:
         write_evaluation(folder, evaluation)
-    write_json(folder / RUN_INFO, run_record(run, info).record())
-    write_json(folder / MANIFEST, manifest(run, metrics))
+    write_json(
+        folder / RUN_INFO, scored_record(record, metrics, scoring_record(options), run.judge)
+    )
+    write_json(folder / MANIFEST, manifest(run, list(evaluation)))
     failures = f", {failed} failed (in {folder / ERRORS})" if failed else ""
     print(f"{run.task}: {len(predictions)} items{failures} -> {folder}", file=sys.stderr)
     return TaskOutcome(None if run.inference_only else evaluation, failed, unjudged)

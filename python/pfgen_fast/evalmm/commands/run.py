@@ -27,6 +27,7 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     JUDGE_MAX_TOKENS_HELP,
     add_metrics_argument,
     add_scorer_choices,
+    judge_record,
     options_from_args,
     report_judge,
 )
@@ -194,25 +195,10 @@ def task_runs(args: argparse.Namespace) -> list[TaskRun]:
         for task in dict.fromkeys(args.task)
     ]
     for task_run in runs:
-        task_run.judge = judge_record(args, task_run.metric_names())
+        task_run.judge = judge_record(
+            args.judge_model, args.judge_base_url, args.judge_max_tokens, task_run.metric_names()
+        )
     return runs
-
-
-def judge_record(args: argparse.Namespace, metrics: list[str]) -> dict[str, Any] | None:
-    """What run_info.json records of the judge: its model, server and each judged metric's
-    max_tokens (None when no metric asks a judge)."""
-    from pfgen_fast.evalmm.metrics.judges import JUDGE_CALLS
-
-    judged = [name for name in metrics if name in JUDGE_CALLS]
-    if not judged:
-        return None
-    return {
-        "model": args.judge_model,
-        "base_url": args.judge_base_url,
-        "max_tokens": {
-            name: args.judge_max_tokens or JUDGE_CALLS[name].params["max_tokens"] for name in judged
-        },
-    }
 
 
 def check_before_asking(task_run: TaskRun) -> None:

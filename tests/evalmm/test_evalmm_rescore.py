@@ -1,0 +1,49 @@
+"""Re-scoring through the CLI keeps what it did not redo: `mm run` reusing predictions leaves
+their generation record as it was and records its scoring apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from test_evalmm_run import TASK, image_bytes, mm_run, one_image_task
+
+from pfgen_fast.testing import serve
+
+FOLDER = Path(TASK) / "org" / "vlm-1"
+
+
+def images(count: int) -> list[bytes]:
+    return [image_bytes((16 + i, 16), "PNG", i) for i in range(count)]
+
+
+def record(folder: Path) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads((folder / "run_info.json").read_text())
+    return value
+
+
+def test_reused_predictions_keep_their_generation_record(tmp_path: Path) -> None:
+    data = one_image_task(tmp_path / "data", images(3))
+    out = tmp_path / "r"
+    folder = out / FOLDER
+    with serve() as vlm:
+        made = mm_run(vlm.base_url, data, out, "--max-tokens", "64", "--inference-only")
+        assert made.returncode == 0, made.stderr
+        first = record(folder)
+        rescored = mm_run(
+            vlm.base_url, data, out, "--max-tokens", "9", "--temperature", "0.5",
+            "--image-format", "png", "--neologdn",
+        )  # fmt: skip
+    assert rescored.returncode == 0, rescored.stderr
+    assert vlm.requests_count == 3  # the predictions were reused
+    again = record(folder)
+    assert again["generation"] == first["generation"]
+    assert again["generation"]["max_tokens"] == 64
+    assert again["generation"]["image_format"] == "original"
+    assert first["scoring"] == {}
+    assert again["scoring"]["rougel"]["neologdn"] is True
+    assert {key: again[key] for key in first if key != "scoring"} == {
+        key: value for key, value in first.items() if key != "scoring"
+    }
+    assert again["task"] == TASK and again["rotate_choices"] is False
