@@ -1,5 +1,6 @@
 """Re-scoring through the CLI keeps what it did not redo: `mm run` reusing predictions leaves
-their generation record as it was and records its scoring apart."""
+their generation record as it was and records its scoring apart; `mm evaluate --metrics`
+and `mm run --metrics` keep the other metrics' totals and per-item scores."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_evalmm_run import TASK, image_bytes, mm_run, one_image_task
+from test_evalmm_run import TASK, image_bytes, lines, mm_run, one_image_task
 
+from cli_runner import run_cli
 from pfgen_fast.testing import serve
 
 FOLDER = Path(TASK) / "org" / "vlm-1"
@@ -47,3 +49,38 @@ def test_reused_predictions_keep_their_generation_record(tmp_path: Path) -> None
         key: value for key, value in first.items() if key != "scoring"
     }
     assert again["task"] == TASK and again["rotate_choices"] is False
+
+
+def test_evaluate_one_metric_keeps_the_others(tmp_path: Path) -> None:
+    data = one_image_task(tmp_path / "data", images(3))
+    out = tmp_path / "r"
+    folder = out / FOLDER
+    with serve() as vlm:
+        made = mm_run(vlm.base_url, data, out, "--metrics", "rougel", "substring-match")
+    assert made.returncode == 0, made.stderr
+    before = json.loads((folder / "evaluation.jsonl").read_text())
+    assert list(before) == ["rougel", "substring-match"]
+    rescored = run_cli("mm", "evaluate", out, "--metrics", "rougel", "--neologdn", cwd=tmp_path)
+    assert rescored.returncode == 0, rescored.stderr
+    after = json.loads((folder / "evaluation.jsonl").read_text())
+    assert after == before
+    assert all("substring-match" in line for line in lines(folder / "prediction.jsonl"))
+    assert "substring-match" in rescored.stdout  # the leaderboard's column
+    assert record(folder)["scoring"]["rougel"]["neologdn"] is True
+    assert record(folder)["scoring"]["substring-match"]["neologdn"] is False
+
+
+def test_run_reusing_with_one_metric_keeps_the_others(tmp_path: Path) -> None:
+    data = one_image_task(tmp_path / "data", images(3))
+    out = tmp_path / "r"
+    folder = out / FOLDER
+    with serve() as vlm:
+        made = mm_run(vlm.base_url, data, out, "--metrics", "rougel", "substring-match")
+        assert made.returncode == 0, made.stderr
+        before = json.loads((folder / "evaluation.jsonl").read_text())
+        again = mm_run(vlm.base_url, data, out, "--metrics", "substring-match")
+    assert again.returncode == 0, again.stderr
+    assert json.loads((folder / "evaluation.jsonl").read_text()) == before
+    assert all("rougel" in line for line in lines(folder / "prediction.jsonl"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["metrics"] == ["rougel", "substring-match"]

@@ -22,6 +22,7 @@ from pfgen_fast.evalmm.outputs import (
     RUN_INFO,
     Prediction,
     model_of,
+    read_evaluation_record,
     read_predictions,
     read_run_record,
     scored_record,
@@ -183,9 +184,10 @@ def write_run(
     scoring: dict[str, Any],
     judge: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """Writes the scored predictions and the evaluation, and adds the scoring to the run
-    record when there is one (llm-jp-eval-mm's results have none); the evaluation written."""
-    whole = evaluation
+    """Writes the scored predictions and the evaluation, the other metrics' totals kept, and
+    adds the scoring to the run record when there is one (llm-jp-eval-mm's results have
+    none); the evaluation written."""
+    whole = {**read_evaluation_record(run.folder), **evaluation}
     write_predictions(run.folder, run.predictions)
     write_evaluation(run.folder, whole)
     record = read_run_record(run.folder)

@@ -55,6 +55,7 @@ from pfgen_fast.evalmm.outputs import (
     RUN_INFO,
     Prediction,
     RunRecord,
+    read_evaluation_record,
     read_predictions,
     read_run_record,
     scored_record,
@@ -247,6 +248,7 @@ def reused(run: TaskRun) -> list[Prediction]:
         text = strip_reasoning(line.text) if run.generation.strip_reasoning else line.text
         prediction.text = text
         prediction.reasoning = line.reasoning
+        prediction.scores = line.scores  # a metric not scored again keeps its scores
     if len(written) > len(predictions):
         where = written[len(predictions)].where
         raise InputError(f"{where}: more lines than the task's {len(predictions)} items")
@@ -310,13 +312,14 @@ def failed_before(folder: Path) -> int:
 
 def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
     """Runs one task and writes its folder. Reused predictions keep their run record's
-    generation; the scoring is recorded apart."""
+    generation, their other metrics' scores and totals; the scoring is recorded apart."""
     info = task_info(run.task)
     metrics = run.metric_names()
     folder = run.folder
     if (folder / PREDICTIONS).exists() and not run.overwrite:
         predictions = reused(run)
         failed = failed_before(folder)
+        earlier = read_evaluation_record(folder)
         record = (
             read_run_record(folder)
             or replace(run_record(run, info), generation=None, pfgen_fast_version=None).record()
@@ -334,10 +337,12 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
                 f"{FAILURE_SHARE:.0%}: stopped (all in {folder / ERRORS}; the first: "
                 f"{errors[0]['error']})"
             )
+        earlier = {}
         record = run_record(run, info).record()
     if not predictions:
         raise InputError(f"{run.task}: the dataset has no items")
-    evaluation, unjudged = score_predictions(predictions, metrics, options)
+    scored, unjudged = score_predictions(predictions, metrics, options)
+    evaluation = {**earlier, **scored}
     write_predictions(folder, predictions)
     if not run.inference_only:
         write_evaluation(folder, evaluation)
