@@ -1,6 +1,8 @@
 """Re-scoring through the CLI keeps what it did not redo: `mm run` reusing predictions leaves
 their generation record as it was and records its scoring apart; `mm evaluate --metrics`
-and `mm run --metrics` keep the other metrics' totals and per-item scores."""
+and `mm run --metrics` keep the other metrics' totals and per-item scores; and a run the
+client stops past its share of refused requests says so plainly and records every refused
+item."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 from test_evalmm_run import TASK, image_bytes, lines, mm_run, one_image_task
 
 from cli_runner import run_cli
-from pfgen_fast.testing import serve
+from pfgen_fast.testing import Reply, prompt_text, serve
 
 FOLDER = Path(TASK) / "org" / "vlm-1"
 
@@ -84,3 +86,27 @@ def test_run_reusing_with_one_metric_keeps_the_others(tmp_path: Path) -> None:
     assert all("rougel" in line for line in lines(folder / "prediction.jsonl"))
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["metrics"] == ["rougel", "substring-match"]
+
+
+def refusing_some(path: str, body: dict[str, Any]) -> Reply:
+    """Items 0-4 refused for themselves (a context-length error), the others answered."""
+    if any(f"質問{i}：" in prompt_text(body) for i in range(5)):
+        return Reply(status=400, error="This model's maximum context length is 2048 tokens")
+    return Reply(text="答え")
+
+
+def test_a_run_the_client_stops_records_every_refused_item(tmp_path: Path) -> None:
+    data = one_image_task(tmp_path / "data", images(30))
+    out = tmp_path / "r"
+    with serve(refusing_some) as vlm:
+        result = mm_run(vlm.base_url, data, out, "--concurrency", "1", "--max-retries", "0")
+    assert result.returncode == 1
+    [message] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert "asked so far requests" not in message
+    errors = lines(out / FOLDER / "error_message.jsonl")
+    assert [error["question_id"] for error in errors] == ["0", "1", "2", "3"]
+    assert all("context" in error["error"] for error in errors)
+    assert f"{TASK}: 4 of " in message and "failed, more than 10%: stopped" in message
+    assert str(out / FOLDER / "error_message.jsonl") in message
+    assert not (out / FOLDER / "prediction.jsonl").exists()
+    assert "This is a bug" not in result.stderr

@@ -19,7 +19,8 @@ One request per item: one user message, the prompt text then one `image_url` par
 resumes where it stopped and a re-run makes no request. A failed item (an image that cannot be
 sent, a request the server refuses or that fails for good, a reply cut at max_tokens before
 its answer) gets an empty reply (as in the original) and its reason in `error_message.jsonl`;
-more than 10 % failed items stop the task without its predictions. Reasoning the server
+more than 10 % failed items stop the task without its predictions (every failed item
+recorded, also when the client stops first). Reasoning the server
 returns apart from the answer goes to a `reasoning` field of the item's line. An existing
 `prediction.jsonl` is reused (only evaluated) unless `--overwrite`."""
 
@@ -199,11 +200,28 @@ def take_reply(prediction: Prediction, reply: LLMReply, generation: Generation) 
     return None
 
 
+class TaskStopped(PfgenError):
+    """The client stopped a task's requests (too many failed, or no server answers): its
+    error, and the items that had failed by then, in dataset order."""
+
+    def __init__(self, error: LLMError, errors: list[dict[str, Any]]) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.errors = errors
+
+
+def in_order(errors: list[dict[str, Any]], predictions: list[Prediction]) -> list[dict[str, Any]]:
+    order = {prediction.question_id: i for i, prediction in enumerate(predictions)}
+    return sorted(errors, key=lambda error: order[error["question_id"]])
+
+
 def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[dict[str, Any]]]:
-    """Every item's prediction in dataset order, and the errors of the failed items."""
+    """Every item's prediction in dataset order, and the errors of the failed items;
+    TaskStopped when the client stops."""
     predictions: list[Prediction] = []
     errors: list[dict[str, Any]] = []
     asked: list[int] = []  # the prediction each request is for
+    refused: dict[int, str] = {}  # request → why it failed, as the results come
 
     def requests() -> Iterator[ChatRequest]:
         for number, item in enumerate(run.items(), 1):
@@ -216,10 +234,21 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
             asked.append(len(predictions) - 1)
             yield request
 
+    def take(index: int, result: LLMReply | LLMError) -> None:
+        if isinstance(result, LLMError):
+            refused[index] = failure_reason(result)
+
     # The bar's total: a first pass over the items, which decodes no image (none without a bar).
     shown = client.progress is not None and client.progress.enabled
     total = sum(1 for _ in run.items()) if shown else None
-    results = client.run(requests(), label=run.task, total=total)
+    try:
+        results = client.run(requests(), label=run.task, total=total, on_result=take)
+    except LLMError as error:
+        failed = [
+            {"question_id": predictions[asked[index]].question_id, "error": reason}
+            for index, reason in refused.items()
+        ]
+        raise TaskStopped(error, in_order(errors + failed, predictions)) from None
     for index, result in zip(asked, results, strict=True):
         prediction = predictions[index]
         if isinstance(result, LLMError):
@@ -228,9 +257,7 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
             reason = take_reply(prediction, result, run.generation)
         if reason is not None:
             errors.append({"question_id": prediction.question_id, "error": reason})
-    order = {prediction.question_id: i for i, prediction in enumerate(predictions)}
-    errors.sort(key=lambda error: order[error["question_id"]])
-    return predictions, errors
+    return predictions, in_order(errors, predictions)
 
 
 def reused(run: TaskRun) -> list[Prediction]:
@@ -326,7 +353,16 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
         )
         print(f"{run.task}: reusing {folder / PREDICTIONS}", file=sys.stderr)
     else:
-        predictions, errors = generate(run, client)
+        try:
+            predictions, errors = generate(run, client)
+        except TaskStopped as stopped:
+            if not stopped.errors:
+                raise stopped.error from None
+            write_errors(folder, stopped.errors)
+            raise LLMError(
+                f"{run.task}: {stopped.error}; every item failed so far is in {folder / ERRORS}",
+                stopped.error.status,
+            ) from None
         failed = len(errors)
         write_errors(folder, errors)
         # The original's runner stops a task past this share of failed items, as the client
