@@ -53,15 +53,23 @@ def test_reused_predictions_keep_their_generation_record(tmp_path: Path) -> None
     assert again["task"] == TASK and again["rotate_choices"] is False
 
 
-def test_evaluate_one_metric_keeps_the_others(tmp_path: Path) -> None:
+def scored_twice(tmp_path: Path, *again: str) -> tuple[Path, dict[str, Any], Any]:
+    """A run scored with rougel and substring-match, then `mm run` again with `again`
+    (nothing more when empty): its folder, its first evaluation and the second run."""
     data = one_image_task(tmp_path / "data", images(3))
     out = tmp_path / "r"
-    folder = out / FOLDER
     with serve() as vlm:
         made = mm_run(vlm.base_url, data, out, "--metrics", "rougel", "substring-match")
-    assert made.returncode == 0, made.stderr
-    before = json.loads((folder / "evaluation.jsonl").read_text())
+        assert made.returncode == 0, made.stderr
+        before = json.loads((out / FOLDER / "evaluation.jsonl").read_text())
+        second = mm_run(vlm.base_url, data, out, *again) if again else None
     assert list(before) == ["rougel", "substring-match"]
+    return out / FOLDER, before, second
+
+
+def test_evaluate_one_metric_keeps_the_others(tmp_path: Path) -> None:
+    folder, before, _ = scored_twice(tmp_path)
+    out = tmp_path / "r"
     rescored = run_cli("mm", "evaluate", out, "--metrics", "rougel", "--neologdn", cwd=tmp_path)
     assert rescored.returncode == 0, rescored.stderr
     after = json.loads((folder / "evaluation.jsonl").read_text())
@@ -73,14 +81,7 @@ def test_evaluate_one_metric_keeps_the_others(tmp_path: Path) -> None:
 
 
 def test_run_reusing_with_one_metric_keeps_the_others(tmp_path: Path) -> None:
-    data = one_image_task(tmp_path / "data", images(3))
-    out = tmp_path / "r"
-    folder = out / FOLDER
-    with serve() as vlm:
-        made = mm_run(vlm.base_url, data, out, "--metrics", "rougel", "substring-match")
-        assert made.returncode == 0, made.stderr
-        before = json.loads((folder / "evaluation.jsonl").read_text())
-        again = mm_run(vlm.base_url, data, out, "--metrics", "substring-match")
+    folder, before, again = scored_twice(tmp_path, "--metrics", "substring-match")
     assert again.returncode == 0, again.stderr
     assert json.loads((folder / "evaluation.jsonl").read_text()) == before
     assert all("rougel" in line for line in lines(folder / "prediction.jsonl"))
