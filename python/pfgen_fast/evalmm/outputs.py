@@ -21,7 +21,7 @@ import re
 import sys
 import urllib.parse
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -121,17 +121,8 @@ class RunRecord:
     pfgen_fast_version: str | None
 
     def record(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "dataset": self.dataset,
-            "dataset_revision": self.dataset_revision,
-            "local": self.local,
-            "split": self.split,
-            "data_dir": self.data_dir,
-            "rotate_choices": self.rotate_choices,
-            "generation": self.generation,
-            "pfgen_fast_version": self.pfgen_fast_version,
-        }
+        """The record's keys in the order of the fields."""
+        return asdict(self)
 
 
 def scored_record(
