@@ -16,7 +16,7 @@ from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, require
 from pfgen_fast.evalmm.metrics.base import Options
 from pfgen_fast.evalmm.metrics.scorers import get_scorer
-from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
+from pfgen_fast.evalmm.metrics.scoring import check_item, record_judge_failures, score_items
 from pfgen_fast.evalmm.outputs import (
     PREDICTIONS,
     RUN_INFO,
@@ -137,6 +137,7 @@ def score_predictions(
     refs = [item["ref"] for item in items]
     preds = [item["pred"] for item in items]
     wheres = [prediction.where for prediction in predictions]
+    lines = [prediction.scores for prediction in predictions]
     for prediction in predictions:
         earlier = prediction.scores.get("judge_errors")
         if isinstance(earlier, dict):  # those of an earlier scoring of these metrics
@@ -150,9 +151,7 @@ def score_predictions(
         scored = score_items(get_scorer(name), refs, preds, items, options, wheres)
         for prediction, score in zip(predictions, scored.scores, strict=True):
             prediction.scores[name] = score
-        for index, reason in scored.judge_failures.items():
-            predictions[index].scores.setdefault("judge_errors", {})[name] = reason
-        unjudged += len(scored.judge_failures)
+        unjudged += record_judge_failures(name, scored.judge_failures, lines)
         evaluation[name] = scored.aggregate
     return evaluation, unjudged
 

@@ -42,7 +42,7 @@ __all__ = [
     "Prediction",
     "ResultFolder",
     "RunRecord",
-    "TaskImage",
+    "count_errors",
     "image_failure",
     "image_file",
     "item_images",
@@ -164,6 +164,14 @@ def write_errors(folder: Path, errors: Sequence[dict[str, Any]]) -> None:
         write_atomically(folder / ERRORS, b"".join(dumps_line(error) for error in errors))
     else:
         (folder / ERRORS).unlink(missing_ok=True)
+
+
+def count_errors(folder: Path) -> int:
+    """How many items an existing `error_message.jsonl` lists (0 without one)."""
+    path = folder / ERRORS
+    if not path.is_file():
+        return 0
+    return sum(1 for _ in iter_json_lines(path))
 
 
 def read_run_record(folder: Path) -> dict[str, Any] | None:

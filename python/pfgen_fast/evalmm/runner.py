@@ -36,7 +36,6 @@ from typing import Any
 
 from pfgen_fast import __version__
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.jsonl import iter_json_lines
 from pfgen_fast.common.llm import (
     FAILURE_SHARE,
     ChatRequest,
@@ -56,6 +55,7 @@ from pfgen_fast.evalmm.outputs import (
     RUN_INFO,
     Prediction,
     RunRecord,
+    count_errors,
     read_evaluation_record,
     read_predictions,
     read_run_record,
@@ -329,14 +329,6 @@ def run_record(run: TaskRun, info: TaskInfo) -> RunRecord:
     )
 
 
-def failed_before(folder: Path) -> int:
-    """How many items an existing `error_message.jsonl` lists (0 without one)."""
-    path = folder / ERRORS
-    if not path.is_file():
-        return 0
-    return sum(1 for _ in iter_json_lines(path))
-
-
 def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
     """Runs one task and writes its folder. Reused predictions keep their run record's
     generation, their other metrics' scores and totals; the scoring is recorded apart."""
@@ -345,7 +337,7 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
     folder = run.folder
     if (folder / PREDICTIONS).exists() and not run.overwrite:
         predictions = reused(run)
-        failed = failed_before(folder)
+        failed = count_errors(folder)
         earlier = read_evaluation_record(folder)
         record = (
             read_run_record(folder)
