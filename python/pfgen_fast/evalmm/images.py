@@ -32,6 +32,8 @@ IMAGE_FORMATS = ("original", "png", "jpeg")
 MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
 # The image modes Pillow writes to PNG.
 PNG_MODES = frozenset({"1", "L", "LA", "P", "RGB", "RGBA", "I;16", "I;16B"})
+# The image modes with an alpha band (premultiplied or not).
+ALPHA_MODES = frozenset({"LA", "La", "PA", "RGBA", "RGBa"})
 ORIENTATION = 0x0112  # the EXIF tag
 # Orientations that move pixels (1 is the identity; other values are ignored by Pillow).
 TURNING_ORIENTATIONS = range(2, 9)
@@ -91,7 +93,7 @@ def viewable(image: PILImage.Image, modes: Container[str]) -> PILImage.Image:
 
     if image.mode in modes:
         return image
-    if image.has_transparency_data:
+    if image.mode in ALPHA_MODES or "transparency" in image.info:
         return image.convert("RGBA")
     return image.convert(Image.getmodebase(image.mode))
 
