@@ -250,9 +250,9 @@ def judged_command(name: str, place: Path, url: str) -> list[str]:
     judge = ["--base-url", url, "--judge-model", "judge-1", *FAST_CLIENT, "--no-cache"]
     mm_rows = [
         {"ref": "猫です。", "pred": "犬です。", "input_text": "何の動物？", "answer": "猫です。",
-         "text": "犬です。"},
+         "text": "犬です。", "question_id": 0},
         {"ref": "赤です。", "pred": "青です。", "input_text": "何色？", "answer": "赤です。",
-         "text": "青です。"},
+         "text": "青です。", "question_id": 1},
     ]  # fmt: skip
     if name == "mm-score":
         items = write_lines(place / "items.jsonl", mm_rows)

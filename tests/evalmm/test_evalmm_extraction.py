@@ -11,7 +11,8 @@ import pytest
 
 from cli_runner import run_cli
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.evalmm.metrics.scorers import Batch, get_scorer
+from pfgen_fast.evalmm.metrics.base import Batch
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
 
 
 def run(name: str, refs: list[Any], preds: list[str]) -> tuple[list[Any], dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Images with an EXIF orientation reach the model as llm-jp-eval-mm's Tasks give them: each of
 the eight orientations, in JPEG, PNG and WebP, against `datasets`' own decoding of the same
 bytes (`datasets.Image().decode_example`), in every `--image-format`, through `mm run` to the
-127.0.0.1 stand-in, and in `upright_image` (the site's thumbnails)."""
+127.0.0.1 stand-in, and in `image_file` (the rule the site shows images by)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import pytest
 from PIL import Image
 
 from cli_runner import run_cli
-from pfgen_fast.evalmm.images import ORIENTATION, request_part, upright_image
-from pfgen_fast.evalmm.tasks.items import TaskImage
+from pfgen_fast.evalmm.images import MEDIA_TYPES, ORIENTATION, TaskImage, image_file, request_part
 from pfgen_fast.testing import serve
 
 datasets = pytest.importorskip("datasets")
@@ -78,18 +77,17 @@ def test_each_orientation_is_sent_as_datasets_decodes_it(orientation: int, fmt: 
     expected.convert("RGB").save(buffer, format="JPEG")  # the original's API adapter
     assert (media, jpeg, part["image_url"]["detail"]) == ("image/jpeg", buffer.getvalue(), "auto")
 
-    upright, kind = upright_image(data)
+    upright, kind = image_file(image, MEDIA_TYPES)  # the site's rule
     if turned:
         assert kind == "PNG" and upright == png
     else:
         assert (upright, kind) == (data, fmt)
 
 
-def test_images_without_a_tag_or_not_images_are_kept() -> None:
+def test_images_without_a_tag_are_kept() -> None:
     plain = tagged(None, "PNG")
-    assert upright_image(plain) == (plain, "PNG")
+    assert image_file(TaskImage(data=plain), MEDIA_TYPES) == (plain, "PNG")
     assert sent(request_part(TaskImage(data=plain), "original")) == ("image/png", plain)
-    assert upright_image(b"not an image") == (b"not an image", None)
 
 
 def test_a_task_opening_its_own_bytes_gives_them_unturned() -> None:

@@ -15,8 +15,10 @@ import pytest
 
 from cli_runner import run_cli
 from pfgen_fast.common.llm import LLMClient
-from pfgen_fast.evalmm.metrics.judges import JudgeErrors, heron_aggregate, last_boxed, parse_heron
-from pfgen_fast.evalmm.metrics.scorers import Batch, Options, get_scorer
+from pfgen_fast.evalmm.metrics.base import Batch, Judged, JudgeErrors, Options
+from pfgen_fast.evalmm.metrics.judges import heron_aggregate, last_boxed, parse_heron
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
+from pfgen_fast.evalmm.metrics.scoring import score_items
 from pfgen_fast.evalmm.prompts import system_message
 from pfgen_fast.testing import Reply, StandInServer, serve
 from published import evalmm_dir
@@ -61,9 +63,9 @@ def run_metric(
     try:
         options = Options(judge=client, data_dir=evalmm_dir(), **kw)
         scorer = get_scorer(name)
-        batch = Batch(refs, preds, docs, options)
-        scores = scorer.score(batch)
-        return scores, scorer.aggregate(scores, batch)
+        wheres = [f"item {n}" for n in range(1, len(refs) + 1)]
+        scored = score_items(scorer, refs, preds, docs, options, wheres)
+        return scored.scores, scored.aggregate
     finally:
         client.close()
 
@@ -127,10 +129,9 @@ def test_verdicts_after_reasoning_and_a_reply_cut_in_it(server: StandInServer) -
         scorer = get_scorer("jawildtext-board-vqa")
         preds = ["think-yes", "think-cut", "no"]
         batch = Batch(["a"] * 3, preds, [{"input_text": "q"}] * 3, options)
-        assert scorer.score(batch) == [1.0, None, 0.0]
-        assert options.judge_failures == {
-            "jawildtext-board-vqa": {1: "cut at max_tokens before an answer (raise --max-tokens)"}
-        }
+        assert scorer.score(batch) == Judged(
+            [1.0, None, 0.0], {1: "cut at max_tokens before an answer (raise --max-tokens)"}
+        )
     finally:
         client.close()
 

@@ -22,12 +22,22 @@ from pfgen_fast.evalmm.metrics import ocr  # noqa: E402
 from pfgen_fast.evalmm.metrics.bleu import sentence_bleu_scores  # noqa: E402
 from pfgen_fast.evalmm.metrics.rouge import rouge_l_scores  # noqa: E402
 from pfgen_fast.evalmm.metrics.tokens import (  # noqa: E402
-    bleu_tokens,
+    bleu_parse,
     nfkc,
     remove_emoji,
     rouge_parse,
-    rouge_tokens,
 )
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """The ROUGE-L tokens the scorer counts (MeCab's output split as the Rust core splits it)."""
+    return rouge_parse(text).split()
+
+
+def bleu_tokens(text: str) -> list[str]:
+    """The BLEU tokens the scorer counts."""
+    return bleu_parse(text).split()
+
 
 WORDS = [
     "私", "は", "猫", "です", "。", "たかし", "が", "公園", "で", "遊んで", "いた", "東京",

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from pfgen_fast.common.errors import InputError
+from pfgen_fast.evalmm.metrics.base import Batch, Options
 from pfgen_fast.evalmm.metrics.choice_parsing import parse_choice
-from pfgen_fast.evalmm.metrics.scorers import Batch, Options, get_scorer
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
 
 OPTIONS = "['東京', '大阪', '名古屋', '福岡']"
 

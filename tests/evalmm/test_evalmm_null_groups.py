@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from cli_runner import run_cli
-from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
+from pfgen_fast.evalmm.metrics.base import Options
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
 from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
 from pfgen_fast.testing import Reply, prompt_text, serve
 from published import EVALMM_SOURCE, require
@@ -70,7 +71,8 @@ def ours(metric: str, refs: list[Any], preds: list[str], docs: list[dict[str, An
     wheres = [f"item {n}" for n in range(1, len(items) + 1)]
     for where, item in zip(wheres, items, strict=True):
         check_item(scorer, item, where)
-    return score_items(scorer, refs, preds, items, Options(), wheres)
+    scored = score_items(scorer, refs, preds, items, Options(), wheres)
+    return scored.scores, scored.aggregate
 
 
 def test_mm_run_scores_jic_vqa_items_without_a_domain(

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from pfgen_fast.evalmm.metrics.scorers import Batch, get_scorer
+from pfgen_fast.evalmm.metrics.base import Batch
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
 
 
 def run(

@@ -36,6 +36,17 @@ def test_task_list_and_info() -> None:
         tasks.task_info("nope")
 
 
+def test_every_tasks_default_metrics_are_registered() -> None:
+    """What `mm run` and `mm evaluate` score when no metric is named is in the registry."""
+    from pfgen_fast.evalmm.metrics.scorers import SCORERS
+
+    assert len({task.name for task in tasks.TASKS}) == len(tasks.TASKS)
+    for task in tasks.TASKS:
+        assert task.metrics, task.name
+        missing = [name for name in task.metrics if name not in SCORERS]
+        assert not missing, f"{task.name}: {missing} not registered"
+
+
 def test_mm_tasks_json_lists_every_task() -> None:
     result = run_cli("mm", "tasks", "--json")
     assert result.returncode == 0, result.stderr
@@ -295,5 +306,5 @@ def test_hub_path_reads_as_the_local_path(
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     folder = mm_datasets.WRITERS[name](tmp_path / "dataset")
     options = Options(evalmm_dir=evalmm_dir())
-    through_hub = list(tasks.BUILDERS[name](HubSource(name, str(folder), None), options))
+    through_hub = list(tasks.task_row(name).build(HubSource(name, str(folder), None), options))
     assert through_hub == list(tasks.iter_items(name, folder, evalmm_dir=evalmm_dir()))

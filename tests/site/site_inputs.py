@@ -163,7 +163,8 @@ def changed_copy(dataset: Path, copy: Path) -> None:
 def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
     """run_info.json as `mm run` writes it (its own code), with MM_GENERATION and MM_JUDGE,
     and the revision MM_REVISION."""
-    from pfgen_fast.evalmm.runner import Generation, TaskRun, run_info
+    from pfgen_fast.evalmm.outputs import scored_record
+    from pfgen_fast.evalmm.runner import Generation, TaskRun, run_record
     from pfgen_fast.evalmm.tasks import task_info
 
     run = TaskRun(
@@ -175,7 +176,7 @@ def mm_run_info(task: str, model: str, dataset: Path | None) -> dict[str, Any]:
         metrics=None,
         judge=MM_JUDGE,
     )
-    record = run_info(run, task_info(task))
+    record = scored_record(run_record(run, task_info(task)).record(), [], {}, run.judge)
     return {**record, "dataset_revision": MM_REVISION}
 
 

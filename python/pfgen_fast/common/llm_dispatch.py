@@ -377,9 +377,9 @@ class Dispatcher:
         if self.exhausted and self.done == len(self.results):
             return
         first = self.failed[0]
-        of = f"{asked}" if self.total else f"{asked} asked so far"
+        of = f"{asked} requests" if self.total else f"the {asked} requests sent so far"
         raise LLMError(
-            f"{len(self.failed)} of {of} requests failed, more than {FAILURE_SHARE:.0%}: "
+            f"{len(self.failed)} of {of} failed, more than {FAILURE_SHARE:.0%}: "
             f"stopped (the first: {first})",
             first.status,
         )

@@ -1,22 +1,36 @@
 """`mm evaluate`: re-scores the result directory llm-jp-eval-mm's `evaluate` leaves
 (`<task>/<model>/prediction.jsonl` with `text`, `answer`, `input_text`), writing its
 `evaluation.jsonl` (one line, metric → aggregate) and the per-item scores into
-`prediction.jsonl` as it does, then a leaderboard over models and tasks."""
+`prediction.jsonl` as it does, then a leaderboard over models and tasks. `score_predictions`
+is the scoring of `mm run` too."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pfgen_fast import __version__
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.files import write_atomically
-from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
-from pfgen_fast.evalmm.metrics.judges import record_judge_failures
-from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
-from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
-from pfgen_fast.evalmm.outputs import EVALUATION, PREDICTIONS, model_of
-from pfgen_fast.evalmm.tasks import METRICS
+from pfgen_fast.common.jsonl import iter_json_lines, require
+from pfgen_fast.evalmm.metrics.base import Options
+from pfgen_fast.evalmm.metrics.scorers import get_scorer
+from pfgen_fast.evalmm.metrics.scoring import check_item, record_judge_failures, score_items
+from pfgen_fast.evalmm.outputs import (
+    PREDICTIONS,
+    RUN_INFO,
+    Prediction,
+    model_of,
+    read_evaluation_record,
+    read_predictions,
+    read_run_record,
+    scored_record,
+    write_evaluation,
+    write_json,
+    write_predictions,
+)
+from pfgen_fast.evalmm.tasks import TASKS_BY_NAME
 
 JUDGE_LOG = "judge_replies.jsonl"
 
@@ -28,8 +42,7 @@ class Run:
     task: str
     model: str
     folder: Path
-    lines: list[dict[str, Any]]
-    wheres: list[str]
+    predictions: list[Prediction]
 
 
 def find_runs(result_dir: Path) -> list[Path]:
@@ -50,28 +63,25 @@ def find_runs(result_dir: Path) -> list[Path]:
 def read_run(folder: Path, result_dir: Path | None = None) -> Run:
     """One run; its task and model from the folder's place under `result_dir` (default: the
     folder's parent and own name)."""
-    lines, wheres = [], []
-    for line in iter_json_lines(folder / PREDICTIONS):
-        require(line.value, "text", str, line.where)
-        require(line.value, "answer", (str, list), line.where)
-        lines.append(line.value)
-        wheres.append(line.where)
-    if not lines:
+    predictions = read_predictions(folder)
+    for prediction in predictions:
+        require({"answer": prediction.answer}, "answer", (str, list), prediction.where)
+    if not predictions:
         raise InputError(f"{folder / PREDICTIONS}: no items")
     if result_dir is None:
         task, parts = folder.parent.name, [folder.name]
     else:
         task, *parts = folder.relative_to(result_dir).parts
-    return Run(task=task, model=model_of(parts), folder=folder, lines=lines, wheres=wheres)
+    return Run(task=task, model=model_of(parts), folder=folder, predictions=predictions)
 
 
 def metrics_of(run: Run, chosen: list[str] | None) -> list[str]:
     if chosen:
         return chosen
-    metrics = METRICS.get(run.task)
-    if metrics is None:
+    task = TASKS_BY_NAME.get(run.task)
+    if task is None:
         raise InputError(f"{run.folder}: unknown task {run.task!r}: name the metrics (--metrics)")
-    return list(metrics)
+    return list(task.metrics)
 
 
 def read_docs(path: Path) -> dict[Any, dict[str, Any]]:
@@ -86,51 +96,100 @@ def read_docs(path: Path) -> dict[Any, dict[str, Any]]:
     return docs
 
 
-def items_of(
-    run: Run, docs: dict[Any, dict[str, Any]] | None, docs_path: Path | None
-) -> list[dict[str, Any]]:
-    """What the scorers see per item: the prediction line, its document's fields over it (as
-    the original reads `docs`, e.g. the dataset's own `input_text`), `ref` and `pred`."""
-    items = []
-    for line, where in zip(run.lines, run.wheres, strict=True):
-        item = dict(line)
-        if docs is not None:
-            key = require(line, "question_id", (str, int), where)
-            if key not in docs:
-                raise InputError(f"{where}: no document with question_id {key!r} in {docs_path}")
-            item.update(docs[key])
-        item["ref"], item["pred"] = line["answer"], line["text"]
-        items.append(item)
-    return items
+def add_docs(run: Run, docs_path: Path) -> None:
+    """Each prediction's document from the task's documents file (its fields over the line's,
+    as the original reads `docs`, e.g. the dataset's own `input_text`)."""
+    docs = read_docs(docs_path)
+    for prediction in run.predictions:
+        key = prediction.question_id
+        if key not in docs:
+            raise InputError(
+                f"{prediction.where}: no document with question_id {key!r} in {docs_path}"
+            )
+        prediction.doc = docs[key]
+
+
+def scored_item(prediction: Prediction) -> dict[str, Any]:
+    """What the scorers see of one item: its line, its document over it, `ref` and `pred`."""
+    line = prediction.line()
+    return {**line, **prediction.doc, "ref": prediction.answer, "pred": prediction.text}
+
+
+def check_items(predictions: Sequence[Prediction], metrics: Sequence[str]) -> None:
+    """An InputError naming the first item that lacks a field a metric reads (or has it
+    wrong)."""
+    items = [scored_item(prediction) for prediction in predictions]
+    for name in metrics:
+        scorer = get_scorer(name)
+        for prediction, item in zip(predictions, items, strict=True):
+            check_item(scorer, item, prediction.where)
+
+
+def score_predictions(
+    predictions: Sequence[Prediction], metrics: Sequence[str], options: Options
+) -> tuple[dict[str, Any], int]:
+    """Scores the predictions with each metric (every item checked first): each prediction
+    gets the metric's per-item score, and where a judge gave none its reason under
+    `judge_errors` (metric → reason). Each metric's aggregate, and how many item scores a
+    judge could not give."""
+    check_items(predictions, metrics)
+    items = [scored_item(prediction) for prediction in predictions]
+    refs = [item["ref"] for item in items]
+    preds = [item["pred"] for item in items]
+    wheres = [prediction.where for prediction in predictions]
+    lines = [prediction.scores for prediction in predictions]
+    for prediction in predictions:
+        earlier = prediction.scores.get("judge_errors")
+        if isinstance(earlier, dict):  # those of an earlier scoring of these metrics
+            for name in metrics:
+                earlier.pop(name, None)
+            if not earlier:
+                del prediction.scores["judge_errors"]
+    evaluation: dict[str, Any] = {}
+    unjudged = 0
+    for name in metrics:
+        scored = score_items(get_scorer(name), refs, preds, items, options, wheres)
+        for prediction, score in zip(predictions, scored.scores, strict=True):
+            prediction.scores[name] = score
+        unjudged += record_judge_failures(name, scored.judge_failures, lines)
+        evaluation[name] = scored.aggregate
+    return evaluation, unjudged
+
+
+def scoring_record(options: Options) -> dict[str, Any]:
+    """What run_info.json records of a metric's scoring (`outputs.scored_record`)."""
+    return {
+        "neologdn": options.use_neologdn,
+        "fix_quirks": options.fix_quirks,
+        "judge_errors": options.judge_errors.value,
+        "pfgen_fast_version": __version__,
+    }
 
 
 def score_run(
     run: Run, metrics: list[str], options: Options, docs_path: Path | None = None
 ) -> tuple[dict[str, Any], int]:
-    """Each metric's aggregate, and how many item scores a judge could not give; the items get
-    their per-item scores (and `judge_errors`, metric → reason, where a judge gave none). A
-    metric whose fields the items lack raises InputError naming the first such item and
-    field."""
-    docs = read_docs(docs_path) if docs_path is not None else None
-    items = items_of(run, docs, docs_path)
-    evaluation: dict[str, Any] = {}
-    unjudged = 0
-    for line in run.lines:
-        line.pop("judge_errors", None)  # those of an earlier scoring
-    for name in metrics:
-        scorer = get_scorer(name)
-        for item, where in zip(items, run.wheres, strict=True):
-            check_item(scorer, item, where)
-        refs = [item["ref"] for item in items]
-        preds = [item["pred"] for item in items]
-        scores, aggregate = score_items(scorer, refs, preds, items, options, run.wheres)
-        for line, score in zip(run.lines, scores, strict=True):
-            line[name] = score
-        unjudged += record_judge_failures(options, name, run.lines)
-        evaluation[name] = aggregate
-    return evaluation, unjudged
+    """Each metric's aggregate, and how many item scores a judge could not give
+    (`score_predictions`), with the documents of `docs_path` when given."""
+    if docs_path is not None:
+        add_docs(run, docs_path)
+    return score_predictions(run.predictions, metrics, options)
 
 
-def write_run(run: Run, evaluation: dict[str, Any]) -> None:
-    write_atomically(run.folder / PREDICTIONS, b"".join(dumps_line(line) for line in run.lines))
-    write_atomically(run.folder / EVALUATION, dumps_line(evaluation))
+def write_run(
+    run: Run,
+    metrics: list[str],
+    evaluation: dict[str, Any],
+    scoring: dict[str, Any],
+    judge: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Writes the scored predictions and the evaluation, the other metrics' totals kept, and
+    adds the scoring to the run record when there is one (llm-jp-eval-mm's results have
+    none); the evaluation written."""
+    whole = {**read_evaluation_record(run.folder), **evaluation}
+    write_predictions(run.folder, run.predictions)
+    write_evaluation(run.folder, whole)
+    record = read_run_record(run.folder)
+    if record is not None:
+        write_json(run.folder / RUN_INFO, scored_record(record, metrics, scoring, judge))
+    return whole

@@ -1,16 +1,20 @@
-"""What the llm-jp-eval-mm room writes, and how it is read back (by its own leaderboard and
-by other rooms): a result folder `OUT/<task>/<model>/` holds
+"""What the llm-jp-eval-mm room writes, and how it is read back (by its own commands, its
+leaderboard and other rooms): a result folder `OUT/<task>/<model>/` holds
 
 * `prediction.jsonl`: per item `question_id`, `text` (the reply), `answer`, `input_text`, an
-  optional `reasoning` string, and one key per metric (its per-item score);
+  optional `reasoning` string, and one key per metric (its per-item score), with
+  `judge_errors` (metric → why the judge gave no verdict) where a judge gave none;
 * `evaluation.jsonl`: one line, metric → aggregate (`overall_score`, `details`);
 * `manifest.json`: llm-jp-eval-mm's fields (`model_id`, `task_id`, ...);
-* `run_info.json`: pfgen_fast's record of the run (`task`, `dataset`, `dataset_revision`,
-  `data_dir`, the generation settings);
-* `error_message.jsonl`: the failed items, when some failed.
+* `run_info.json`: pfgen_fast's record of the run: the generation that made the predictions
+  (`RunRecord`: `task`, `dataset`, `dataset_revision`, `local`, `split`, `data_dir`,
+  `rotate_choices`, `generation`, `pfgen_fast_version`), and apart from it the scoring
+  (`scored_record`: `judge`, and `scoring`, metric → the options it was last scored with);
+* `error_message.jsonl`: `{"question_id", "error"}` per failed item, when some failed.
 
 The items of a run (their prompts and images) come from the same item builder as `mm run`
-(`dataset_items`), from the dataset its record names."""
+(`dataset_items`), from the dataset its record names, and their images as files by `mm run`'s
+rule (`image_file`)."""
 
 from __future__ import annotations
 
@@ -18,15 +22,17 @@ import re
 import sys
 import urllib.parse
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
 import orjson
 
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
-from pfgen_fast.evalmm.tasks import TaskImage, TaskItem, iter_items, task_names
+from pfgen_fast.common.files import write_atomically
+from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, read_json_object, require
+from pfgen_fast.evalmm.images import TaskImage, image_failure, image_file
+from pfgen_fast.evalmm.tasks import TaskItem, iter_items, task_names
 
 __all__ = [
     "ERRORS",
@@ -36,16 +42,27 @@ __all__ = [
     "RUN_INFO",
     "Prediction",
     "ResultFolder",
+    "RunRecord",
     "TaskImage",
     "TaskItem",
+    "count_errors",
     "dataset_items",
+    "image_failure",
+    "image_file",
     "read_evaluation",
+    "read_evaluation_record",
     "read_failures",
     "read_predictions",
     "read_result_folder",
+    "read_run_record",
     "recorded_data_dir",
     "result_folders",
     "rotated_choices",
+    "scored_record",
+    "write_errors",
+    "write_evaluation",
+    "write_json",
+    "write_predictions",
 ]
 
 PREDICTIONS = "prediction.jsonl"
@@ -54,22 +71,117 @@ MANIFEST = "manifest.json"
 RUN_INFO = "run_info.json"
 ERRORS = "error_message.jsonl"
 # Fields of a prediction line that are not per-item scores.
-TEXT_FIELDS = frozenset({"question_id", "text", "answer", "input_text", "category", "reasoning"})
-# MECHA-ja's ids when its options were rotated (`mm run --rotate-choices`).
+TEXT_FIELDS = ("question_id", "text", "answer", "input_text", "reasoning")
+# MECHA-ja's ids when its options were rotated (`mm run --rotate-choices`), for results whose
+# record does not say (llm-jp-eval-mm's own).
 ROTATED_ID = re.compile(r"\d+_rot\d+")
+# The run record's keys that describe the scoring, not the generation.
+SCORING_KEYS = ("judge", "scoring")
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class Prediction:
-    """One line of `prediction.jsonl`; `scores`: the metrics' per-item scores."""
+    """One item's line of `prediction.jsonl`. `scores`: the line's other keys in their order,
+    each metric's per-item score (and `judge_errors`). Not written: `doc`, the document fields
+    the scorers read besides the line; `where`, the item's place for messages."""
 
-    question_id: str
+    question_id: str | int
     text: str
     answer: Any
     input_text: str
-    category: str | None
-    reasoning: str | None
-    scores: dict[str, Any]
+    reasoning: str | None = None  # returned by the server apart from the answer
+    scores: dict[str, Any] = field(default_factory=dict)
+    doc: dict[str, Any] = field(default_factory=dict)
+    where: str = ""
+
+    def line(self) -> dict[str, Any]:
+        line = {
+            "question_id": self.question_id,
+            "text": self.text,
+            "answer": self.answer,
+            "input_text": self.input_text,
+        }
+        if self.reasoning is not None:
+            line["reasoning"] = self.reasoning
+        line.update(self.scores)
+        return line
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """What `run_info.json` says of the generation that made the predictions. `generation`
+    (the request settings) and `pfgen_fast_version` are None when the predictions were made
+    elsewhere (reused, with no record of theirs). The scoring is recorded apart
+    (`scored_record`)."""
+
+    task: str
+    dataset: str
+    dataset_revision: str | None
+    local: bool
+    split: str
+    data_dir: str | None
+    rotate_choices: bool
+    generation: dict[str, Any] | None
+    pfgen_fast_version: str | None
+
+    def record(self) -> dict[str, Any]:
+        """The record's keys in the order of the fields."""
+        return asdict(self)
+
+
+def scored_record(
+    record: dict[str, Any],
+    metrics: Sequence[str],
+    options: dict[str, Any],
+    judge: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A run record with a scoring of `metrics` added: `scoring` maps each metric to the
+    options it was last scored with (the other metrics' kept), `judge` is the judge of the
+    judged metrics (replaced when this scoring asked one); the generation's keys as they
+    were."""
+    scoring = dict(record.get("scoring") or {})
+    scoring.update({name: options for name in metrics})
+    judge = judge if judge is not None else record.get("judge")
+    generation = {k: v for k, v in record.items() if k not in SCORING_KEYS}
+    version = generation.pop("pfgen_fast_version", None)
+    with_judge = {} if judge is None else {"judge": judge}
+    return {**generation, **with_judge, "scoring": scoring, "pfgen_fast_version": version}
+
+
+def write_json(path: Path, value: dict[str, Any]) -> None:
+    """`manifest.json` and `run_info.json`: indented JSON."""
+    write_atomically(path, orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def write_predictions(folder: Path, predictions: Sequence[Prediction]) -> None:
+    write_atomically(folder / PREDICTIONS, b"".join(dumps_line(p.line()) for p in predictions))
+
+
+def write_evaluation(folder: Path, evaluation: dict[str, Any]) -> None:
+    write_atomically(folder / EVALUATION, dumps_line(evaluation))
+
+
+def write_errors(folder: Path, errors: Sequence[dict[str, Any]]) -> None:
+    """`error_message.jsonl` of the failed items; none (an earlier one removed) when none
+    failed."""
+    if errors:
+        write_atomically(folder / ERRORS, b"".join(dumps_line(error) for error in errors))
+    else:
+        (folder / ERRORS).unlink(missing_ok=True)
+
+
+def count_errors(folder: Path) -> int:
+    """How many items an existing `error_message.jsonl` lists (0 without one)."""
+    path = folder / ERRORS
+    if not path.is_file():
+        return 0
+    return sum(1 for _ in iter_json_lines(path))
+
+
+def read_run_record(folder: Path) -> dict[str, Any] | None:
+    """A folder's `run_info.json` as written (None: there is none)."""
+    path = folder / RUN_INFO
+    return read_json_object(path) if path.is_file() else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,16 +213,26 @@ def result_folders(root: Path) -> list[Path]:
     return sorted(path.parent for path in root.rglob(PREDICTIONS))
 
 
-def read_evaluation(folder: Path) -> dict[str, Any]:
-    """A run's metric → aggregate. An aggregate without a numeric `overall_score` (null: a
-    judged metric with no item judged) is shown as n/a: said on stderr unless it is null."""
+def read_evaluation_record(folder: Path) -> dict[str, Any]:
+    """A run's `evaluation.jsonl` as written: metric → aggregate (empty when there is none)."""
     path = folder / EVALUATION
+    if not path.exists():
+        return {}
     try:
         value = orjson.loads(path.read_bytes().strip() or b"{}")
     except (OSError, orjson.JSONDecodeError) as error:
         raise InputError(f"{path}: cannot read: {error}") from None
     if not isinstance(value, dict):
         raise InputError(f"{path}: expected a JSON object")
+    return value
+
+
+def read_evaluation(folder: Path) -> dict[str, Any]:
+    """A run's metric → aggregate, to show. An aggregate without a numeric `overall_score`
+    (null: a judged metric with no item judged) is shown as n/a: said on stderr unless it is
+    null."""
+    path = folder / EVALUATION
+    value = read_evaluation_record(folder)
     for metric, aggregate in value.items():
         score = aggregate.get("overall_score") if isinstance(aggregate, dict) else None
         if score is None or is_number(score):
@@ -143,20 +265,18 @@ def read_predictions(folder: Path) -> list[Prediction]:
     predictions = []
     for line in iter_json_lines(folder / PREDICTIONS):
         record = line.value
-        text = require(record, "text", str, line.where)
         reasoning = record.get("reasoning")
         if reasoning is not None and not isinstance(reasoning, str):
             raise InputError(f'{line.where}: field "reasoning": expected a string')
-        category = record.get("category")
         predictions.append(
             Prediction(
-                question_id=str(record.get("question_id")),
-                text=text,
+                question_id=require(record, "question_id", (str, int), line.where),
+                text=require(record, "text", str, line.where),
                 answer=record.get("answer"),
                 input_text=str(record.get("input_text", "")),
-                category=None if category is None else str(category),
                 reasoning=reasoning,
                 scores={k: v for k, v in record.items() if k not in TEXT_FIELDS},
+                where=line.where,
             )
         )
     return predictions
@@ -197,7 +317,7 @@ def read_result_folder(folder: Path, root: Path | None = None) -> ResultFolder:
     predictions = read_predictions(folder)
     evaluation = read_evaluation(folder) if (folder / EVALUATION).is_file() else {}
     manifest = read_optional_object(folder / MANIFEST)
-    run_info = read_optional_object(folder / RUN_INFO)
+    run_info = read_run_record(folder) or {}
     place_task, place_model = place_of(folder, root)
     return ResultFolder(
         folder=folder,
@@ -221,7 +341,7 @@ def rotated_choices(result: ResultFolder) -> bool:
     recorded = result.run_info.get("rotate_choices")
     if isinstance(recorded, bool):
         return recorded
-    return any(ROTATED_ID.fullmatch(p.question_id) for p in result.predictions)
+    return any(ROTATED_ID.fullmatch(str(p.question_id)) for p in result.predictions)
 
 
 def dataset_items(

@@ -19,26 +19,22 @@ One request per item: one user message, the prompt text then one `image_url` par
 resumes where it stopped and a re-run makes no request. A failed item (an image that cannot be
 sent, a request the server refuses or that fails for good, a reply cut at max_tokens before
 its answer) gets an empty reply (as in the original) and its reason in `error_message.jsonl`;
-more than 10 % failed items stop the task without its predictions. Reasoning the server
+more than 10 % failed items stop the task without its predictions (every failed item
+recorded, also when the client stops first). Reasoning the server
 returns apart from the answer goes to a `reasoning` field of the item's line. An existing
 `prediction.jsonl` is reused (only evaluated) unless `--overwrite`."""
 
 from __future__ import annotations
 
 import datetime
-import re
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pfgen_fast import __version__
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.files import write_atomically
-from pfgen_fast.common.jsonl import dumps_line, iter_json_lines, require
 from pfgen_fast.common.llm import (
     FAILURE_SHARE,
     ChatRequest,
@@ -49,26 +45,36 @@ from pfgen_fast.common.llm import (
 )
 from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.common.reasoning import has_reasoning, strip_reasoning, unanswered
-from pfgen_fast.evalmm.images import request_part
-from pfgen_fast.evalmm.metrics.judges import record_judge_failures
-from pfgen_fast.evalmm.metrics.scorers import Options, get_scorer
-from pfgen_fast.evalmm.metrics.scoring import check_item, score_items
-from pfgen_fast.evalmm.outputs import ERRORS, EVALUATION, MANIFEST, PREDICTIONS, RUN_INFO
+from pfgen_fast.evalmm.evaluate import score_predictions, scoring_record
+from pfgen_fast.evalmm.images import image_failure, request_part
+from pfgen_fast.evalmm.metrics.base import Options
+from pfgen_fast.evalmm.outputs import (
+    ERRORS,
+    MANIFEST,
+    PREDICTIONS,
+    RUN_INFO,
+    Prediction,
+    RunRecord,
+    count_errors,
+    read_evaluation_record,
+    read_predictions,
+    read_run_record,
+    scored_record,
+    write_errors,
+    write_evaluation,
+    write_json,
+    write_predictions,
+)
 from pfgen_fast.evalmm.tasks import (
     JIC_VQA_FILE,
-    TaskImage,
     TaskInfo,
     TaskItem,
     iter_items,
     task_info,
 )
-from pfgen_fast.evalmm.tasks.rows import first_line, local_revision
+from pfgen_fast.evalmm.tasks.rows import local_revision
 
 SCHEMA_VERSION = "1.0"  # the original's result_schema
-
-
-# A Python object's default repr (`<_io.BytesIO object at 0x…>`), kept out of item errors.
-OBJECT_REPR = re.compile(r"\s*<[\w.]+ object at 0x[0-9a-fA-F]+>")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,38 +98,16 @@ class Generation:
         }
 
 
-@dataclass(kw_only=True)
-class Prediction:
-    """One item's line of `prediction.jsonl`, and its document for the scorers."""
-
-    question_id: Any
-    text: str
-    answer: Any
-    input_text: str
-    doc: dict[str, Any]
-    reasoning: str | None = None  # returned by the server apart from the answer
-
-    @classmethod
-    def empty(cls, item: TaskItem) -> Prediction:
-        """An item's prediction before its reply: an empty text."""
-        return cls(
-            question_id=item.question_id,
-            text="",
-            answer=item.answer,
-            input_text=item.prompt,
-            doc=item.doc,
-        )
-
-    def line(self) -> dict[str, Any]:
-        line = {
-            "question_id": self.question_id,
-            "text": self.text,
-            "answer": self.answer,
-            "input_text": self.input_text,
-        }
-        if self.reasoning is not None:
-            line["reasoning"] = self.reasoning
-        return line
+def empty_prediction(item: TaskItem, number: int) -> Prediction:
+    """The prediction of a task's item `number` before its reply: an empty text."""
+    return Prediction(
+        question_id=item.question_id,
+        text="",
+        answer=item.answer,
+        input_text=item.prompt,
+        doc=item.doc,
+        where=f"item {number} (question_id {item.question_id!r})",
+    )
 
 
 @dataclass(kw_only=True)
@@ -182,25 +166,6 @@ def item_request(item: TaskItem, generation: Generation) -> ChatRequest:
     return ChatRequest([{"role": "user", "content": content}], generation.params())
 
 
-def image_failure(number: int, image: TaskImage, error: BaseException) -> str:
-    """Why an item's image cannot be sent, in plain words: Pillow's own error (under the
-    task's wrapping of it), without Python object reprs."""
-    from PIL import Image, UnidentifiedImageError
-
-    if image.problem is not None:
-        return f"image {number}: {image.problem}"
-    cause = error
-    while isinstance(cause, PfgenError) and cause.__context__ is not None:
-        cause = cause.__context__
-    if isinstance(cause, Image.DecompressionBombError):
-        return f"image {number}: too many pixels to decode ({first_line(cause)})"
-    if not image.data:
-        return f"image {number}: empty (0 bytes)"
-    if isinstance(cause, UnidentifiedImageError):
-        return f"image {number}: not an image Pillow can read ({len(image.data)} bytes)"
-    return f"image {number}: cannot decode it ({OBJECT_REPR.sub('', first_line(cause))})"
-
-
 def failure_reason(error: LLMError) -> str:
     """An item's failed request in the client's per-item words when it gives them."""
     reason = getattr(error, "reason", None)
@@ -220,15 +185,32 @@ def take_reply(prediction: Prediction, reply: LLMReply, generation: Generation) 
     return None
 
 
+class TaskStopped(PfgenError):
+    """The client stopped a task's requests (too many failed, or no server answers): its
+    error, and the items that had failed by then, in dataset order."""
+
+    def __init__(self, error: LLMError, errors: list[dict[str, Any]]) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.errors = errors
+
+
+def in_order(errors: list[dict[str, Any]], predictions: list[Prediction]) -> list[dict[str, Any]]:
+    order = {prediction.question_id: i for i, prediction in enumerate(predictions)}
+    return sorted(errors, key=lambda error: order[error["question_id"]])
+
+
 def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[dict[str, Any]]]:
-    """Every item's prediction in dataset order, and the errors of the failed items."""
+    """Every item's prediction in dataset order, and the errors of the failed items;
+    TaskStopped when the client stops."""
     predictions: list[Prediction] = []
     errors: list[dict[str, Any]] = []
     asked: list[int] = []  # the prediction each request is for
+    refused: dict[int, str] = {}  # request → why it failed, as the results come
 
     def requests() -> Iterator[ChatRequest]:
-        for item in run.items():
-            predictions.append(Prediction.empty(item))
+        for number, item in enumerate(run.items(), 1):
+            predictions.append(empty_prediction(item, number))
             try:
                 request = item_request(item, run.generation)
             except ValueError as error:
@@ -237,10 +219,21 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
             asked.append(len(predictions) - 1)
             yield request
 
+    def take(index: int, result: LLMReply | LLMError) -> None:
+        if isinstance(result, LLMError):
+            refused[index] = failure_reason(result)
+
     # The bar's total: a first pass over the items, which decodes no image (none without a bar).
     shown = client.progress is not None and client.progress.enabled
     total = sum(1 for _ in run.items()) if shown else None
-    results = client.run(requests(), label=run.task, total=total)
+    try:
+        results = client.run(requests(), label=run.task, total=total, on_result=take)
+    except LLMError as error:
+        failed = [
+            {"question_id": predictions[asked[index]].question_id, "error": reason}
+            for index, reason in refused.items()
+        ]
+        raise TaskStopped(error, in_order(errors + failed, predictions)) from None
     for index, result in zip(asked, results, strict=True):
         prediction = predictions[index]
         if isinstance(result, LLMError):
@@ -249,44 +242,34 @@ def generate(run: TaskRun, client: LLMClient) -> tuple[list[Prediction], list[di
             reason = take_reply(prediction, result, run.generation)
         if reason is not None:
             errors.append({"question_id": prediction.question_id, "error": reason})
-    order = {prediction.question_id: i for i, prediction in enumerate(predictions)}
-    errors.sort(key=lambda error: order[error["question_id"]])
-    return predictions, errors
+    return predictions, in_order(errors, predictions)
 
 
 def reused(run: TaskRun) -> list[Prediction]:
     """The items with the replies (and reasoning) of an existing `prediction.jsonl`, which
     must hold the same items in the same order (images are not read)."""
     path = run.folder / PREDICTIONS
-    predictions = [Prediction.empty(item) for item in run.items()]
-    count = 0
-    for line in iter_json_lines(path):
-        if count >= len(predictions):
-            raise InputError(f"{line.where}: more lines than the task's {len(predictions)} items")
-        expected = predictions[count].question_id
-        if line.value.get("question_id") != expected:
+    predictions = [empty_prediction(item, number) for number, item in enumerate(run.items(), 1)]
+    written = read_predictions(run.folder)
+    for count, (line, prediction) in enumerate(zip(written, predictions, strict=False), 1):
+        if line.question_id != prediction.question_id:
             raise InputError(
-                f'{line.where}: field "question_id": expected {expected!r} (the task\'s item '
-                f"{count + 1}); give --overwrite to run the model again"
+                f'{line.where}: field "question_id": expected {prediction.question_id!r} (the '
+                f"task's item {count}); give --overwrite to run the model again"
             )
-        text = require(line.value, "text", str, line.where)
-        if run.generation.strip_reasoning:
-            text = strip_reasoning(text)
-        predictions[count].text = text
-        reasoning = line.value.get("reasoning")
-        predictions[count].reasoning = reasoning if isinstance(reasoning, str) else None
-        count += 1
-    if count != len(predictions):
+        text = strip_reasoning(line.text) if run.generation.strip_reasoning else line.text
+        prediction.text = text
+        prediction.reasoning = line.reasoning
+        prediction.scores = line.scores  # a metric not scored again keeps its scores
+    if len(written) > len(predictions):
+        where = written[len(predictions)].where
+        raise InputError(f"{where}: more lines than the task's {len(predictions)} items")
+    if len(written) != len(predictions):
         raise InputError(
-            f"{path}: {count} lines for the task's {len(predictions)} items; give --overwrite "
-            "to run the model again"
+            f"{path}: {len(written)} lines for the task's {len(predictions)} items; give "
+            "--overwrite to run the model again"
         )
     return predictions
-
-
-def evaluation_item(prediction: Prediction, line: dict[str, Any]) -> dict[str, Any]:
-    """What the scorers see of one item: its line, its document, `ref` and `pred`."""
-    return {**line, **prediction.doc, "ref": prediction.answer, "pred": prediction.text}
 
 
 @dataclass(frozen=True)
@@ -297,37 +280,6 @@ class TaskOutcome:
     evaluation: dict[str, Any] | None
     failed: int
     unjudged: int
-
-
-def evaluate(
-    predictions: list[Prediction], metrics: list[str], options: Options
-) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
-    """The prediction lines with one score per metric (and `judge_errors`, metric → reason,
-    on the lines a judge could not score), each metric's aggregate, and how many scores a
-    judge could not give."""
-    lines = [prediction.line() for prediction in predictions]
-    items = [
-        evaluation_item(prediction, line)
-        for line, prediction in zip(lines, predictions, strict=True)
-    ]
-    wheres = [
-        f"item {number} (question_id {item['question_id']!r})"
-        for number, item in enumerate(items, 1)
-    ]
-    evaluation: dict[str, Any] = {}
-    unjudged = 0
-    for name in metrics:
-        scorer = get_scorer(name)
-        for where, item in zip(wheres, items, strict=True):
-            check_item(scorer, item, where)
-        refs = [item["ref"] for item in items]
-        preds = [item["pred"] for item in items]
-        scores, aggregate = score_items(scorer, refs, preds, items, options, wheres)
-        for line, score in zip(lines, scores, strict=True):
-            line[name] = score
-        unjudged += record_judge_failures(options, name, lines)
-        evaluation[name] = aggregate
-    return lines, evaluation, unjudged
 
 
 def manifest(run: TaskRun, metrics: list[str]) -> dict[str, Any]:
@@ -342,49 +294,54 @@ def manifest(run: TaskRun, metrics: list[str]) -> dict[str, Any]:
     }
 
 
-def run_info(run: TaskRun, info: TaskInfo) -> dict[str, Any]:
+def run_record(run: TaskRun, info: TaskInfo) -> RunRecord:
     """run_info.json: the dataset, its revision and the settings the predictions were made
     with. A local copy's revision is what the copy says of itself (None when it says
     nothing), never the pinned one it may not be."""
     local = run.data_dir
     if local is None and info.name == "jic-vqa":
         local = JIC_VQA_FILE  # the prepared file, under the working directory
-    record: dict[str, Any] = {
-        "dataset": info.dataset,
-        "dataset_revision": info.revision if local is None else local_revision(local),
-        "local": local is not None,
-        "split": info.split,
-        "data_dir": None if local is None else str(local.absolute()),
-        "generation": asdict(run.generation),
-    }
-    if run.judge is not None:
-        record["judge"] = run.judge
-    record["pfgen_fast_version"] = __version__
-    return record
-
-
-def failed_before(folder: Path) -> int:
-    """How many items an existing `error_message.jsonl` lists (0 without one)."""
-    path = folder / ERRORS
-    if not path.is_file():
-        return 0
-    return sum(1 for _ in iter_json_lines(path))
+    return RunRecord(
+        task=run.task,
+        dataset=info.dataset,
+        dataset_revision=info.revision if local is None else local_revision(local),
+        local=local is not None,
+        split=info.split,
+        data_dir=None if local is None else str(local.absolute()),
+        rotate_choices=run.rotate_choices,
+        generation=asdict(run.generation),
+        pfgen_fast_version=__version__,
+    )
 
 
 def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
-    """Runs one task and writes its folder."""
+    """Runs one task and writes its folder. Reused predictions keep their run record's
+    generation, their other metrics' scores and totals; the scoring is recorded apart."""
     info = task_info(run.task)
     metrics = run.metric_names()
     folder = run.folder
     if (folder / PREDICTIONS).exists() and not run.overwrite:
         predictions = reused(run)
-        failed = failed_before(folder)
+        failed = count_errors(folder)
+        earlier = read_evaluation_record(folder)
+        record = (
+            read_run_record(folder)
+            or replace(run_record(run, info), generation=None, pfgen_fast_version=None).record()
+        )
         print(f"{run.task}: reusing {folder / PREDICTIONS}", file=sys.stderr)
     else:
-        predictions, errors = generate(run, client)
+        try:
+            predictions, errors = generate(run, client)
+        except TaskStopped as stopped:
+            if not stopped.errors:
+                raise stopped.error from None
+            write_errors(folder, stopped.errors)
+            raise LLMError(
+                f"{run.task}: {stopped.error}; every item failed so far is in {folder / ERRORS}",
+                stopped.error.status,
+            ) from None
         failed = len(errors)
-        if errors:
-            write_atomically(folder / ERRORS, b"".join(dumps_line(e) for e in errors))
+        write_errors(folder, errors)
         # The original's runner stops a task past this share of failed items, as the client
         # stops a run past it.
         if too_many_failures(len(errors), len(predictions)):
@@ -393,16 +350,19 @@ def run_task(run: TaskRun, client: LLMClient, options: Options) -> TaskOutcome:
                 f"{FAILURE_SHARE:.0%}: stopped (all in {folder / ERRORS}; the first: "
                 f"{errors[0]['error']})"
             )
-        if not errors:
-            (folder / ERRORS).unlink(missing_ok=True)
+        earlier = {}
+        record = run_record(run, info).record()
     if not predictions:
         raise InputError(f"{run.task}: the dataset has no items")
-    lines, evaluation, unjudged = evaluate(predictions, metrics, options)
-    write_atomically(folder / PREDICTIONS, b"".join(dumps_line(line) for line in lines))
+    scored, unjudged = score_predictions(predictions, metrics, options)
+    evaluation = {**earlier, **scored}
+    write_predictions(folder, predictions)
     if not run.inference_only:
-        write_atomically(folder / EVALUATION, dumps_line(evaluation))
-    for name, content in ((RUN_INFO, run_info(run, info)), (MANIFEST, manifest(run, metrics))):
-        write_atomically(folder / name, orjson.dumps(content, option=orjson.OPT_INDENT_2) + b"\n")
+        write_evaluation(folder, evaluation)
+    write_json(
+        folder / RUN_INFO, scored_record(record, metrics, scoring_record(options), run.judge)
+    )
+    write_json(folder / MANIFEST, manifest(run, list(evaluation)))
     failures = f", {failed} failed (in {folder / ERRORS})" if failed else ""
     print(f"{run.task}: {len(predictions)} items{failures} -> {folder}", file=sys.stderr)
     return TaskOutcome(None if run.inference_only else evaluation, failed, unjudged)

@@ -5,19 +5,20 @@ Runs of one copy are shown together; a run whose data cannot be had is shown wit
 questions and no images, and its page says why. Images are built by the evalmm room's item
 builder (the code `mm run` sends them with, so every task's layout is read as the task reads
 it, several images per item in their order), and each is written once under OUT/images/mm/,
-named by its content: as stored when browsers show its format, else as PNG."""
+named by its content, by `mm run`'s rule (`image_file`): as stored when browsers show its
+format and no EXIF orientation turns it, else as a PNG of the pixels the task gives."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.evalmm.outputs import (
     ResultFolder,
-    TaskImage,
     dataset_items,
+    image_failure,
+    image_file,
     recorded_data_dir,
     rotated_choices,
 )
@@ -47,18 +48,6 @@ class TaskData:
     groups: list[DataGroup] = field(default_factory=list)
     run_notes: dict[int, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-
-
-def image_file(image: TaskImage) -> tuple[bytes, str]:
-    """The bytes written for an image and their extension: the file as stored when browsers
-    show its format and no EXIF orientation turns it, else a PNG of the pixels the Task gives
-    the model (turned as the tag says, as `mm run` sends it)."""
-    data, kind, turned = image.stored()
-    if kind in SHOWN_FORMATS and not turned:
-        return data, SHOWN_FORMATS[kind]
-    buffer = io.BytesIO()
-    image.open().save(buffer, format="PNG")
-    return buffer.getvalue(), ".png"
 
 
 def folder_text(folder: Path | None) -> str:
@@ -129,7 +118,7 @@ def read_dataset(
     its item alone): the group's note names the first and how many more."""
     from PIL import Image
 
-    asked = {n: {p.question_id: p.input_text for p in runs[n].predictions} for n in candidates}
+    asked = {n: {str(p.question_id): p.input_text for p in runs[n].predictions} for n in candidates}
     mismatched: dict[int, str] = {}
     wanted = {qid for questions in asked.values() for qid in questions}
     rotated = any(rotated_choices(runs[n]) for n in candidates)
@@ -147,10 +136,11 @@ def read_dataset(
         paths[item.question_id] = []
         for number, image in enumerate(item.images, 1):
             try:
-                data, suffix = image_file(image)
+                data, kind = image_file(image, SHOWN_FORMATS)
             except (PfgenError, OSError, ValueError, Image.DecompressionBombError) as error:
-                failures.append(f"item {item.question_id}, image {number}: {error}")
+                failures.append(f"item {item.question_id}, {image_failure(number, image, error)}")
                 continue
+            suffix = SHOWN_FORMATS[kind]
             paths[item.question_id].append(write_named(out, IMAGES, "image", suffix, data))
     for n, questions in asked.items():
         missing = next((qid for qid in questions if qid not in found), None)

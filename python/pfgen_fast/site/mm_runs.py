@@ -181,12 +181,12 @@ def shared_items(
     runs: list[ResultFolder], images: dict[str, list[str]], failures: list[dict[str, str]]
 ) -> list[SharedItem]:
     """The items of the runs, each once, in the order the runs first give them (an item: a
-    question id with the question the run recorded; reference and category from the first run
+    question id with the question the run recorded; reference from the first run
     that has it), with run n's answer at n (and why run n failed it, from failures[n])."""
     items: dict[tuple[str, str], SharedItem] = {}
     for n, result in enumerate(runs):
         for prediction in result.predictions:
-            qid = prediction.question_id
+            qid = str(prediction.question_id)
             item = items.get((qid, prediction.input_text))
             if item is None:
                 fields = [("question", prediction.input_text)]
@@ -194,7 +194,7 @@ def shared_items(
                     fields.append(("reference", str(prediction.answer)))
                 item = SharedItem(
                     id=qid,
-                    category=prediction.category or "",
+                    category="",
                     fields=fields,
                     answers=[None] * len(runs),
                     images=images.get(qid, []),

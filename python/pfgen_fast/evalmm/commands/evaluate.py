@@ -14,11 +14,12 @@ from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
 from pfgen_fast.evalmm.commands.scoring_options import (
     add_metrics_argument,
     add_scoring_options,
+    judge_record,
     open_judge,
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.metrics.judges import JudgeErrors
+from pfgen_fast.evalmm.metrics.base import JudgeErrors
 
 
 def add_arguments(evaluate: argparse.ArgumentParser) -> None:
@@ -69,15 +70,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         options = options_from_args(args, judge)
         for run, names in runs:
+            judge_used = judge_record(args.judge_model, args.base_url, args.judge_max_tokens, names)
             try:
                 evaluation, unscored = evaluate.score_run(run, names, options, docs.get(run.task))
+                scoring = evaluate.scoring_record(options)
+                whole = evaluate.write_run(run, names, evaluation, scoring, judge_used)
             except PfgenError as error:
                 print(f"error: {error}", file=sys.stderr)
                 failed += 1
                 continue
             unjudged += unscored
-            evaluate.write_run(run, evaluation)
-            results[(run.task, run.model)] = evaluation
+            results[(run.task, run.model)] = whole
     finally:
         if judge is not None:
             judge.close()

@@ -27,10 +27,12 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     JUDGE_MAX_TOKENS_HELP,
     add_metrics_argument,
     add_scorer_choices,
+    judge_record,
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.metrics.judges import JudgeErrors, check_judge_prompts
+from pfgen_fast.evalmm.metrics.base import JudgeErrors
+from pfgen_fast.evalmm.metrics.judges import check_judge_prompts
 from pfgen_fast.evalmm.metrics.scorers import get_scorer
 
 if TYPE_CHECKING:
@@ -193,25 +195,10 @@ def task_runs(args: argparse.Namespace) -> list[TaskRun]:
         for task in dict.fromkeys(args.task)
     ]
     for task_run in runs:
-        task_run.judge = judge_record(args, task_run.metric_names())
+        task_run.judge = judge_record(
+            args.judge_model, args.judge_base_url, args.judge_max_tokens, task_run.metric_names()
+        )
     return runs
-
-
-def judge_record(args: argparse.Namespace, metrics: list[str]) -> dict[str, Any] | None:
-    """What run_info.json records of the judge: its model, server and each judged metric's
-    max_tokens (None when no metric asks a judge)."""
-    from pfgen_fast.evalmm.metrics.judges import JUDGE_CALLS
-
-    judged = [name for name in metrics if name in JUDGE_CALLS]
-    if not judged:
-        return None
-    return {
-        "model": args.judge_model,
-        "base_url": args.judge_base_url,
-        "max_tokens": {
-            name: args.judge_max_tokens or JUDGE_CALLS[name].params["max_tokens"] for name in judged
-        },
-    }
 
 
 def check_before_asking(task_run: TaskRun) -> None:
@@ -219,8 +206,8 @@ def check_before_asking(task_run: TaskRun) -> None:
     result folder can be written, its data source holds every config, split and file the
     task reads, its data gives a first item (llm-jp-eval-mm's files are there), and that item
     has the fields each metric reads."""
-    from pfgen_fast.evalmm.metrics.scoring import check_item
-    from pfgen_fast.evalmm.runner import Prediction, evaluation_item
+    from pfgen_fast.evalmm.evaluate import check_items
+    from pfgen_fast.evalmm.runner import empty_prediction
     from pfgen_fast.evalmm.tasks import check_source
 
     check_writable(task_run.folder)
@@ -228,11 +215,9 @@ def check_before_asking(task_run: TaskRun) -> None:
     first = next(iter(task_run.items()), None)
     if first is None:
         raise PfgenError(f"{task_run.task}: the dataset has no items")
-    prediction = Prediction.empty(first)
-    item = evaluation_item(prediction, prediction.line())
-    where = f"{task_run.task}: item 1 (question_id {first.question_id!r})"
-    for name in task_run.metric_names():
-        check_item(get_scorer(name), item, where)
+    prediction = empty_prediction(first, 1)
+    prediction.where = f"{task_run.task}: {prediction.where}"
+    check_items([prediction], task_run.metric_names())
 
 
 def check_writable(folder: Path) -> None:

@@ -19,9 +19,9 @@ from pfgen_fast.evalmm.commands.scoring_options import (
     options_from_args,
     report_judge,
 )
-from pfgen_fast.evalmm.metrics.judges import JudgeErrors, record_judge_failures
+from pfgen_fast.evalmm.metrics.base import JudgeErrors
 from pfgen_fast.evalmm.metrics.scorers import SCORERS, fields_help, get_scorer
-from pfgen_fast.evalmm.metrics.scoring import read_items, score_items
+from pfgen_fast.evalmm.metrics.scoring import read_items, record_judge_failures, score_items
 
 
 def add_arguments(score: argparse.ArgumentParser) -> None:
@@ -61,14 +61,14 @@ def run(args: argparse.Namespace) -> int:
     judge = open_judge(args, [args.metric], log_path)
     try:
         options = options_from_args(args, judge)
-        scores, aggregate = score_items(
-            scorer, items.refs, items.preds, items.lines, options, items.wheres
-        )
+        result = score_items(scorer, items.refs, items.preds, items.lines, options, items.wheres)
     finally:
         if judge is not None:
             judge.close()
-    scored = [{**line, "score": score} for line, score in zip(items.lines, scores, strict=True)]
-    unjudged = record_judge_failures(options, args.metric, scored)
+    scored = [
+        {**line, "score": score} for line, score in zip(items.lines, result.scores, strict=True)
+    ]
+    unjudged = record_judge_failures(args.metric, result.judge_failures, scored)
     for line in scored:
         if "judge_errors" in line:
             line["judge_error"] = line.pop("judge_errors")[args.metric]
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         write_atomically(args.out, lines)
     if args.json:
-        print_json(aggregate)
+        print_json(result.aggregate)
     elif args.out is None:
         sys.stdout.buffer.write(lines)
         sys.stdout.buffer.flush()

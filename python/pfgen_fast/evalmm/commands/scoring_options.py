@@ -6,13 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
-from pfgen_fast.evalmm.metrics.judges import JudgeErrors, check_judge_prompts
-from pfgen_fast.evalmm.metrics.scorers import SCORERS, Options, get_scorer
+from pfgen_fast.evalmm.metrics.base import JudgeErrors, Options
+from pfgen_fast.evalmm.metrics.judges import JUDGE_CALLS, check_judge_prompts
+from pfgen_fast.evalmm.metrics.scorers import SCORERS, get_scorer
 
 JUDGE_MAX_TOKENS_HELP = (
     "the judge's max_tokens per reply (default: each metric's own, as llm-jp-eval-mm sets "
@@ -86,6 +88,23 @@ def options_from_args(args: argparse.Namespace, judge: LLMClient | None = None) 
         data_dir=args.evalmm_dir,
         judge_max_tokens=args.judge_max_tokens,
     )
+
+
+def judge_record(
+    model: str | None, base_url: str | None, max_tokens: int | None, metrics: list[str]
+) -> dict[str, Any] | None:
+    """What run_info.json records of the judge: its model, server and each judged metric's
+    max_tokens (None when no metric asks a judge)."""
+    judged = [name for name in metrics if name in JUDGE_CALLS]
+    if not judged:
+        return None
+    return {
+        "model": model,
+        "base_url": base_url,
+        "max_tokens": {
+            name: max_tokens or JUDGE_CALLS[name].params["max_tokens"] for name in judged
+        },
+    }
 
 
 def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> LLMClient | None:

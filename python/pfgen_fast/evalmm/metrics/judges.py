@@ -7,7 +7,7 @@ is read whole, as the original reads it). An item the judge could not score (its
 or failed for good, or its reply cut at max_tokens or reasoning without a verdict) is, by
 default, left out of the means and counted (`judge_errors` in the details); with
 `JudgeErrors.ZERO` it is scored as the original scores the empty reply it substitutes (0,
-heron -1). Its reason is kept in `Options.judge_failures` for the caller to record.
+heron -1). Its reason is returned with the scores (`Judged.failures`) for the caller to record.
 """
 
 from __future__ import annotations
@@ -17,19 +17,16 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
 from pfgen_fast.common.reasoning import after_reasoning, has_reasoning, unanswered
+from pfgen_fast.evalmm.metrics.base import Judged, JudgeErrors, Options
 from pfgen_fast.evalmm.prompts import JudgePrompt, judge_prompt
-
-if TYPE_CHECKING:
-    from pfgen_fast.evalmm.metrics.scorers import Options
 
 FIRST_DIGIT = re.compile(r"\d")
 JSON_BLOCK = re.compile(r"```json(.*?)```", re.DOTALL)
@@ -41,13 +38,6 @@ HERON_FAILED = {"score": -1, "score_gpt": -1}
 BOXED = "\\boxed{"
 Doc = dict[str, Any]
 Score = TypeVar("Score")
-
-
-class JudgeErrors(Enum):
-    """What a judge call that fails for good counts as."""
-
-    EXCLUDE = "exclude"  # left out of the means, counted in the details
-    ZERO = "zero"  # scored as llm-jp-eval-mm scores the empty reply it substitutes
 
 
 @dataclass(frozen=True)
@@ -108,9 +98,9 @@ def ask(
     prompt: JudgePrompt,
     contents: Sequence[str],
     items: Sequence[int],
-) -> list[str | None]:
+) -> tuple[list[str | None], dict[int, str]]:
     """The text to read each verdict from (contents of the items `items`), None where the
-    judge gave none; the reason of each such item goes to `options.judge_failures`."""
+    judge gave none, and the reason of each such item by its index."""
     call = JUDGE_CALLS[metric]
     params = dict(call.params)
     if options.judge_max_tokens is not None:
@@ -127,7 +117,7 @@ def ask(
     ]
     results = client_of(options).run(requests, label=f"{metric} judging") if requests else []
     texts: list[str | None] = []
-    failures = options.judge_failures.setdefault(metric, {})
+    failures: dict[int, str] = {}
     for item, result in zip(items, results, strict=True):
         text: str | None
         failure: str | None
@@ -139,7 +129,7 @@ def ask(
         if failure is not None:
             failures[item] = failure
         texts.append(text)
-    return texts
+    return texts, failures
 
 
 def judged_scores(
@@ -150,27 +140,19 @@ def judged_scores(
     items: Sequence[int],
     failed: list[Score],
     read: Callable[[str], Score],
-) -> list[Score | None]:
+) -> Judged:
     """Each item's score: `read` of its verdict for the items asked about (`items`, with their
     `contents`); its `failed` score (as the original scores an empty reply) for an item not
-    asked, and for one the judge gave no verdict under `JudgeErrors.ZERO` (else None)."""
+    asked, and for one the judge gave no verdict under `JudgeErrors.ZERO` (else None); and
+    why the judge gave no verdict, by item."""
     scores: list[Score | None] = list(failed)
-    verdicts = ask(options, metric, prompt, contents, items)
+    verdicts, failures = ask(options, metric, prompt, contents, items)
     for item, verdict in zip(items, verdicts, strict=True):
         if verdict is not None:
             scores[item] = read(verdict)
         elif options.judge_errors is not JudgeErrors.ZERO:
             scores[item] = None
-    return scores
-
-
-def record_judge_failures(options: Options, metric: str, lines: Sequence[dict[str, Any]]) -> int:
-    """Puts the reason of each item `metric`'s judge could not score into its line
-    (`judge_errors`: metric → reason); how many there were."""
-    failures = options.judge_failures.pop(metric, {})
-    for item, reason in failures.items():
-        lines[item].setdefault("judge_errors", {})[metric] = reason
-    return len(failures)
+    return Judged(scores, failures)
 
 
 def client_of(options: Options) -> LLMClient:
@@ -186,7 +168,7 @@ def first_digit_score(reply: str) -> int:
 
 def score_llm_as_a_judge(
     refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Options
-) -> list[int | None]:
+) -> Judged:
     """1-5 from the first digit of the reply; an empty prediction is 0 without a call."""
     prompt = judge_prompt(LLM_AS_A_JUDGE.file, LLM_AS_A_JUDGE.template, options.data_dir)
     asked = [i for i, pred in enumerate(preds) if pred != ""]
@@ -227,7 +209,7 @@ def parse_heron(reply: str) -> dict[str, int]:
 
 def score_heron(
     refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Options
-) -> list[dict[str, int] | None]:
+) -> Judged:
     prompt = judge_prompt(HERON.file, HERON.template, options.data_dir)
     contents = [
         prompt.template.format(
@@ -265,7 +247,7 @@ def correct(verdict: str) -> float:
 
 def score_board_vqa(
     refs: Sequence[str], preds: Sequence[str], docs: Sequence[Doc], options: Options
-) -> list[float | None]:
+) -> Judged:
     prompt = judge_prompt(BOARD_VQA.file, BOARD_VQA.template, options.data_dir)
     extracted = [last_boxed(pred) for pred in preds]
     asked = [i for i, text in enumerate(extracted) if text != ""]

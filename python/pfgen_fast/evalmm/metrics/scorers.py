@@ -4,61 +4,12 @@ it aggregates, as llm-jp-eval-mm's scorers of the same names."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import KW_ONLY, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.evalmm import aggregate
 from pfgen_fast.evalmm.metrics import judges, match, mathvista, mmmu, ocr, receipt_kie
-from pfgen_fast.evalmm.metrics.judges import JudgeErrors
-
-Doc = dict[str, Any]
-Aggregate = dict[str, Any]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Options:
-    """Choices of a scoring run. `judge`: the client the judge metrics ask; `judge_errors`: what
-    an item the judge could not score counts as; `judge_max_tokens`: the judge's max_tokens
-    (None: each metric's own, as the original sets it); `judge_failures`: filled by the judge
-    metrics, metric → item index → why the judge gave no verdict."""
-
-    use_neologdn: bool = False
-    fix_quirks: bool = False
-    judge: LLMClient | None = None
-    judge_errors: JudgeErrors = JudgeErrors.EXCLUDE
-    # llm-jp-eval-mm's files (judge prompts, JMMMU indicators); None: the default places.
-    data_dir: Path | None = None
-    judge_max_tokens: int | None = None
-    judge_failures: dict[str, dict[int, str]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Batch:
-    refs: Sequence[Any]
-    preds: Sequence[str]
-    docs: Sequence[Doc]
-    options: Options = field(default_factory=Options)
-
-
-@dataclass(frozen=True)
-class Scorer:
-    name: str
-    score: Callable[[Batch], list[Any]]
-    aggregate: Callable[[list[Any], Batch], Aggregate]
-    _: KW_ONLY
-    # Document fields each item must carry, with their JSON types.
-    fields: tuple[tuple[str, type | tuple[type, ...]], ...] = ()
-    # Further checks of one document (raising InputError naming `where` and the field).
-    check: Callable[[Doc, str], None] | None = None
-    # Reference types accepted (a list only where the original takes lists).
-    ref_kinds: tuple[type, ...] = (str,)
-    needs_judge: bool = False
-    # What `ref` holds and fields needed by some items only, for the help.
-    ref_help: str = "a string"
-    fields_note: str = ""
+from pfgen_fast.evalmm.metrics.base import Aggregate, Batch, Doc, Judged, Scorer
 
 
 def per_item(function: Callable[[Any, str], Any]) -> Callable[[Batch], list[Any]]:
@@ -228,13 +179,13 @@ register(mmmu_scorer("jmmmu", score_jmmmu, mmmu.JMMMU_DOMAINS))
 
 def register_judged(
     name: str,
-    function: Callable[..., list[Any]],
+    function: Callable[..., Judged],
     aggregate: Callable[[list[Any], Batch], Aggregate],
     fields: tuple[tuple[str, type | tuple[type, ...]], ...],
 ) -> None:
     """A metric that asks the judge: `function(refs, preds, docs, options)` over a batch."""
 
-    def score(batch: Batch) -> list[Any]:
+    def score(batch: Batch) -> Judged:
         return function(batch.refs, batch.preds, batch.docs, batch.options)
 
     register(Scorer(name, score, aggregate, fields=fields, needs_judge=True))

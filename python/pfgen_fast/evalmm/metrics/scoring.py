@@ -3,13 +3,14 @@ checked field by field, then scored and aggregated."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, require, type_name
-from pfgen_fast.evalmm.metrics.scorers import Aggregate, Batch, Options, Scorer
+from pfgen_fast.evalmm.metrics.base import Aggregate, Batch, Judged, Options, Scorer
 from pfgen_fast.evalmm.metrics.tokens import TextTooLong
 
 
@@ -59,6 +60,16 @@ def read_items(path: Path, scorer: Scorer) -> Items:
     return Items(lines, wheres)
 
 
+@dataclass(frozen=True)
+class Scored:
+    """One metric over a batch: the items' scores, their aggregate, and why a judge gave no
+    verdict on some items (item index → reason; empty for a metric without a judge)."""
+
+    scores: list[Any]
+    aggregate: Aggregate
+    judge_failures: dict[int, str]
+
+
 def score_items(
     scorer: Scorer,
     refs: list[Any],
@@ -66,16 +77,29 @@ def score_items(
     docs: list[dict[str, Any]],
     options: Options,
     wheres: list[str],
-) -> tuple[list[Any], Aggregate]:
+) -> Scored:
     """The items' scores and their aggregate; a text the tokenizer refuses is an InputError
     naming its item (`wheres`: where each item is, e.g. `file:line`)."""
     batch = Batch(refs, preds, docs, options)
     try:
-        scores = scorer.score(batch)
+        scored = scorer.score(batch)
     except TextTooLong as error:
         for where, ref, pred in zip(wheres, refs, preds, strict=True):
             field = "pred" if pred == error.text else "ref" if ref == error.text else None
             if field is not None:
                 raise InputError(f'{where}: field "{field}": {error}') from None
         raise
-    return scores, scorer.aggregate(scores, batch)
+    scores, failures = (
+        (scored.scores, scored.failures) if isinstance(scored, Judged) else (scored, {})
+    )
+    return Scored(scores, scorer.aggregate(scores, batch), failures)
+
+
+def record_judge_failures(
+    metric: str, failures: dict[int, str], lines: Sequence[dict[str, Any]]
+) -> int:
+    """Puts the reason of each item `metric`'s judge could not score into its line
+    (`judge_errors`: metric → reason); how many there were."""
+    for item, reason in failures.items():
+        lines[item].setdefault("judge_errors", {})[metric] = reason
+    return len(failures)

@@ -158,14 +158,6 @@ def bleu_parse(text: str) -> str:
     return mecab_parse(_ipadic_tagger(), text.strip(), text)
 
 
-def rouge_tokens(text: str, use_neologdn: bool = False) -> list[str]:
-    return rouge_parse(text, use_neologdn).split()
-
-
-def bleu_tokens(text: str) -> list[str]:
-    return bleu_parse(text).split()
-
-
 def check_neologdn() -> None:
     """A PfgenError unless neologdn can be imported (for --neologdn)."""
     _require("neologdn")

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pfgen_fast.common.errors import DataError, PfgenError
 from pfgen_fast.evalmm.tasks import items as build
-from pfgen_fast.evalmm.tasks.items import Options, TaskImage, TaskItem
+from pfgen_fast.evalmm.tasks.items import Options, TaskItem
 from pfgen_fast.evalmm.tasks.rows import (
     HubSource,
     LocalSource,
@@ -22,7 +22,6 @@ from pfgen_fast.evalmm.tasks.rows import (
 
 __all__ = [
     "DataLayout",
-    "TaskImage",
     "TaskInfo",
     "TaskItem",
     "check_source",
@@ -75,55 +74,63 @@ class TaskInfo:
 Builder = Callable[[Source, Options], Iterator[TaskItem]]
 VISUAL, KNOWLEDGE, ENGLISH, OTHER = "視覚中心", "言語・知識中心", "英語", "その他"
 
-# name, dataset, split, default metrics, cluster, display name, builder (registration order)
-TASKS: list[tuple[str, str, str, tuple[str, ...], str, str, Builder]] = [
-    ("ja-vg-vqa-500", "SakanaAI/JA-VG-VQA-500", "test", ("llm-as-a-judge", "rougel"), VISUAL, "VG-VQA", build.ja_vg_vqa_500),  # noqa: E501
-    ("japanese-heron-bench", "Silviase/Japanese-Heron-Bench", "train", ("heron-bench",), VISUAL, "Heron", build.japanese_heron_bench),  # noqa: E501
-    ("ja-vlm-bench-in-the-wild", "SakanaAI/JA-VLM-Bench-In-the-Wild", "test", ("llm-as-a-judge", "rougel"), VISUAL, "JVB-ItW", build.ja_vlm_bench_in_the_wild),  # noqa: E501
-    ("jmmmu", "JMMMU/JMMMU", "test", ("jmmmu",), KNOWLEDGE, "JMMMU", build.jmmmu),
-    ("ja-multi-image-vqa", "SakanaAI/JA-Multi-Image-VQA", "test", ("llm-as-a-judge", "rougel"), OTHER, "MulIm-VQA", build.ja_multi_image_vqa),  # noqa: E501
-    ("jdocqa", "speed/JDocQA", "test", ("jdocqa",), KNOWLEDGE, "JDocQA", build.jdocqa),
-    ("mmmu", "MMMU/MMMU", "validation", ("mmmu",), ENGLISH, "MMMU", build.mmmu),
-    ("llava-bench-in-the-wild", "lmms-lab/llava-bench-in-the-wild", "train", ("llm-as-a-judge", "rougel"), ENGLISH, "LLAVA", build.llava_bench_in_the_wild),  # noqa: E501
-    ("jic-vqa", "line-corporation/JIC-VQA", "train", ("jic-vqa",), VISUAL, "JIC", build.jic_vqa),
-    ("mecha-ja", "llm-jp/MECHA-ja", "test", ("mecha-ja",), KNOWLEDGE, "MECHA", build.mecha_ja),
-    ("mmmlu", "openai/MMMLU", "test", ("exact-match",), ENGLISH, "MMMLU", build.mmmlu),
-    ("cc-ocr", "wulipc/CC-OCR", "test", ("cc-ocr",), KNOWLEDGE, "CC-OCR", build.cc_ocr),
-    ("cvqa", "afaji/cvqa", "test", ("substring-match",), VISUAL, "CVQA", build.cvqa),
-    ("ai2d", "lmms-lab/ai2d", "test", ("ai2d",), ENGLISH, "AI2D", build.ai2d),
-    ("blink", "BLINK-Benchmark/BLINK", "val", ("blink",), ENGLISH, "BLINK", build.blink),
-    ("docvqa", "lmms-lab/DocVQA", "validation", ("substring-match",), ENGLISH, "DocVQA", build.docvqa),  # noqa: E501
-    ("infographicvqa", "lmms-lab/DocVQA", "validation", ("substring-match",), ENGLISH, "InfoVQA", build.infographicvqa),  # noqa: E501
-    ("textvqa", "lmms-lab/textvqa", "validation", ("substring-match",), ENGLISH, "TextVQA", build.textvqa),  # noqa: E501
-    ("chartqa", "lmms-lab/ChartQA", "test", ("substring-match",), ENGLISH, "ChartQA", build.chartqa),  # noqa: E501
-    ("chartqapro", "ahmed-masry/ChartQAPro", "test", ("substring-match",), ENGLISH, "ChartQAPro", build.chartqapro),  # noqa: E501
-    ("okvqa", "lmms-lab/OK-VQA", "val2014", ("substring-match",), ENGLISH, "OK-VQA", build.okvqa),
-    ("jawildtext-board-vqa", build.JAWILDTEXT, "train", ("jawildtext-board-vqa",), KNOWLEDGE, "JWTxt-Board", build.jawildtext_board_vqa),  # noqa: E501
-    ("jawildtext-handwriting-ocr", build.JAWILDTEXT, "train", ("jawildtext-handwriting-ocr",), KNOWLEDGE, "JWTxt-HW", build.jawildtext_handwriting_ocr),  # noqa: E501
-    ("jawildtext-receipt-kie", build.JAWILDTEXT, "train", ("jawildtext-receipt-kie",), KNOWLEDGE, "JWTxt-Receipt", build.jawildtext_receipt_kie),  # noqa: E501
-]  # fmt: skip
-BUILDERS: dict[str, Builder] = {entry[0]: entry[6] for entry in TASKS}
-# each task's default metrics, what `mm evaluate` scores when none are named
-METRICS: dict[str, tuple[str, ...]] = {entry[0]: entry[3] for entry in TASKS}
+
+@dataclass(frozen=True, kw_only=True)
+class Task:
+    """One row of the task table (llm-jp-eval-mm's metadata.py and its Task classes): its Hub
+    dataset, the split it reads, its default metrics (what `mm run` and `mm evaluate` score
+    when none are named), its cluster and display name, how its items are built, and the
+    configs it reads ("all": every config the dataset card lists)."""
+
+    name: str
+    dataset: str
+    split: str
+    metrics: tuple[str, ...]
+    cluster: str
+    display_name: str
+    build: Builder
+    configs: tuple[str, ...] | Literal["all"] = ("default",)
+
+
+# In llm-jp-eval-mm's registration order.
+TASKS = (
+    Task(name="ja-vg-vqa-500", dataset="SakanaAI/JA-VG-VQA-500", split="test", metrics=("llm-as-a-judge", "rougel"), cluster=VISUAL, display_name="VG-VQA", build=build.ja_vg_vqa_500),  # noqa: E501
+    Task(name="japanese-heron-bench", dataset="Silviase/Japanese-Heron-Bench", split="train", metrics=("heron-bench",), cluster=VISUAL, display_name="Heron", build=build.japanese_heron_bench),  # noqa: E501
+    Task(name="ja-vlm-bench-in-the-wild", dataset="SakanaAI/JA-VLM-Bench-In-the-Wild", split="test", metrics=("llm-as-a-judge", "rougel"), cluster=VISUAL, display_name="JVB-ItW", build=build.ja_vlm_bench_in_the_wild),  # noqa: E501
+    Task(name="jmmmu", dataset="JMMMU/JMMMU", split="test", metrics=("jmmmu",), cluster=KNOWLEDGE, display_name="JMMMU", build=build.jmmmu, configs="all"),  # noqa: E501
+    Task(name="ja-multi-image-vqa", dataset="SakanaAI/JA-Multi-Image-VQA", split="test", metrics=("llm-as-a-judge", "rougel"), cluster=OTHER, display_name="MulIm-VQA", build=build.ja_multi_image_vqa),  # noqa: E501
+    Task(name="jdocqa", dataset="speed/JDocQA", split="test", metrics=("jdocqa",), cluster=KNOWLEDGE, display_name="JDocQA", build=build.jdocqa),  # noqa: E501
+    Task(name="mmmu", dataset="MMMU/MMMU", split="validation", metrics=("mmmu",), cluster=ENGLISH, display_name="MMMU", build=build.mmmu, configs="all"),  # noqa: E501
+    Task(name="llava-bench-in-the-wild", dataset="lmms-lab/llava-bench-in-the-wild", split="train", metrics=("llm-as-a-judge", "rougel"), cluster=ENGLISH, display_name="LLAVA", build=build.llava_bench_in_the_wild),  # noqa: E501
+    Task(name="jic-vqa", dataset="line-corporation/JIC-VQA", split="train", metrics=("jic-vqa",), cluster=VISUAL, display_name="JIC", build=build.jic_vqa),  # noqa: E501
+    Task(name="mecha-ja", dataset="llm-jp/MECHA-ja", split="test", metrics=("mecha-ja",), cluster=KNOWLEDGE, display_name="MECHA", build=build.mecha_ja),  # noqa: E501
+    Task(name="mmmlu", dataset="openai/MMMLU", split="test", metrics=("exact-match",), cluster=ENGLISH, display_name="MMMLU", build=build.mmmlu, configs=("JA_JP",)),  # noqa: E501
+    Task(name="cc-ocr", dataset="wulipc/CC-OCR", split="test", metrics=("cc-ocr",), cluster=KNOWLEDGE, display_name="CC-OCR", build=build.cc_ocr, configs=("multi_lan_ocr",)),  # noqa: E501
+    Task(name="cvqa", dataset="afaji/cvqa", split="test", metrics=("substring-match",), cluster=VISUAL, display_name="CVQA", build=build.cvqa),  # noqa: E501
+    Task(name="ai2d", dataset="lmms-lab/ai2d", split="test", metrics=("ai2d",), cluster=ENGLISH, display_name="AI2D", build=build.ai2d),  # noqa: E501
+    Task(name="blink", dataset="BLINK-Benchmark/BLINK", split="val", metrics=("blink",), cluster=ENGLISH, display_name="BLINK", build=build.blink, configs=tuple(build.BLINK_CONFIGS)),  # noqa: E501
+    Task(name="docvqa", dataset="lmms-lab/DocVQA", split="validation", metrics=("substring-match",), cluster=ENGLISH, display_name="DocVQA", build=build.docvqa, configs=("DocVQA",)),  # noqa: E501
+    Task(name="infographicvqa", dataset="lmms-lab/DocVQA", split="validation", metrics=("substring-match",), cluster=ENGLISH, display_name="InfoVQA", build=build.infographicvqa, configs=("InfographicVQA",)),  # noqa: E501
+    Task(name="textvqa", dataset="lmms-lab/textvqa", split="validation", metrics=("substring-match",), cluster=ENGLISH, display_name="TextVQA", build=build.textvqa),  # noqa: E501
+    Task(name="chartqa", dataset="lmms-lab/ChartQA", split="test", metrics=("substring-match",), cluster=ENGLISH, display_name="ChartQA", build=build.chartqa),  # noqa: E501
+    Task(name="chartqapro", dataset="ahmed-masry/ChartQAPro", split="test", metrics=("substring-match",), cluster=ENGLISH, display_name="ChartQAPro", build=build.chartqapro),  # noqa: E501
+    Task(name="okvqa", dataset="lmms-lab/OK-VQA", split="val2014", metrics=("substring-match",), cluster=ENGLISH, display_name="OK-VQA", build=build.okvqa),  # noqa: E501
+    Task(name="jawildtext-board-vqa", dataset=build.JAWILDTEXT, split="train", metrics=("jawildtext-board-vqa",), cluster=KNOWLEDGE, display_name="JWTxt-Board", build=build.jawildtext_board_vqa, configs=("board_vqa",)),  # noqa: E501
+    Task(name="jawildtext-handwriting-ocr", dataset=build.JAWILDTEXT, split="train", metrics=("jawildtext-handwriting-ocr",), cluster=KNOWLEDGE, display_name="JWTxt-HW", build=build.jawildtext_handwriting_ocr, configs=("handwriting_ocr",)),  # noqa: E501
+    Task(name="jawildtext-receipt-kie", dataset=build.JAWILDTEXT, split="train", metrics=("jawildtext-receipt-kie",), cluster=KNOWLEDGE, display_name="JWTxt-Receipt", build=build.jawildtext_receipt_kie, configs=("receipt_kie",)),  # noqa: E501
+)  # fmt: skip
+TASKS_BY_NAME = {task.name: task for task in TASKS}
 
 
 def task_names() -> list[str]:
-    return [entry[0] for entry in TASKS]
+    return [task.name for task in TASKS]
 
 
-# The configs a task reads other than its dataset's default one.
-CONFIGS: dict[str, tuple[str, ...] | Literal["all"]] = {
-    "jmmmu": "all",
-    "mmmu": "all",
-    "mmmlu": ("JA_JP",),
-    "cc-ocr": ("multi_lan_ocr",),
-    "blink": tuple(build.BLINK_CONFIGS),
-    "docvqa": ("DocVQA",),
-    "infographicvqa": ("InfographicVQA",),
-    "jawildtext-board-vqa": ("board_vqa",),
-    "jawildtext-handwriting-ocr": ("handwriting_ocr",),
-    "jawildtext-receipt-kie": ("receipt_kie",),
-}
+def task_row(name: str) -> Task:
+    task = TASKS_BY_NAME.get(name)
+    if task is None:
+        raise PfgenError(f"unknown task {name!r} (one of {', '.join(task_names())})")
+    return task
 
 
 def jic_vqa_make() -> str:
@@ -138,30 +145,27 @@ def jic_vqa_make() -> str:
     )
 
 
-def data_layout(name: str, dataset: str, revision: str | None, split: str) -> DataLayout:
-    if name == "jic-vqa":
-        return DataLayout("prepared-parquet", (), split, jic_vqa_make())
+def data_layout(task: Task, revision: str | None) -> DataLayout:
+    if task.name == "jic-vqa":
+        return DataLayout("prepared-parquet", (), task.split, jic_vqa_make())
     pin = f" --revision {revision}" if revision else ""
-    make = f"huggingface-cli download --repo-type dataset {dataset}{pin} --local-dir DIR"
-    return DataLayout("hub-copy", CONFIGS.get(name, ("default",)), split, make)
+    make = f"huggingface-cli download --repo-type dataset {task.dataset}{pin} --local-dir DIR"
+    return DataLayout("hub-copy", task.configs, task.split, make)
 
 
 def task_info(name: str) -> TaskInfo:
-    for task, dataset, split, metrics, cluster, display, _ in TASKS:
-        if task == name:
-            revision = pinned_revision(dataset)
-            layout = data_layout(task, dataset, revision, split)
-            return TaskInfo(
-                name=task,
-                dataset=dataset,
-                revision=revision,
-                split=split,
-                metrics=metrics,
-                cluster=cluster,
-                display_name=display,
-                data=layout,
-            )
-    raise PfgenError(f"unknown task {name!r} (one of {', '.join(task_names())})")
+    task = task_row(name)
+    revision = pinned_revision(task.dataset)
+    return TaskInfo(
+        name=task.name,
+        dataset=task.dataset,
+        revision=revision,
+        split=task.split,
+        metrics=task.metrics,
+        cluster=task.cluster,
+        display_name=task.display_name,
+        data=data_layout(task, revision),
+    )
 
 
 def source_of(info: TaskInfo, data_dir: Path | None) -> Source:
@@ -215,5 +219,5 @@ def iter_items(
     four rotations of each item's options."""
     info = task_info(name)
     options = Options(rotate_choices=rotate_choices, evalmm_dir=evalmm_dir)
-    items = BUILDERS[name](source_of(info, data_dir), options)
+    items = task_row(name).build(source_of(info, data_dir), options)
     return items if max_items is None else islice(items, max_items)

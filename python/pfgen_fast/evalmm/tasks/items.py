@@ -9,94 +9,24 @@ or class, and the variable each comes from."""
 from __future__ import annotations
 
 import ast
-import base64
-import binascii
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from io import BytesIO
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.common.python_source import KeyField
-from pfgen_fast.evalmm.images import (
-    decode,
-    encode_as_datasets,
-    pixel_limit_quiet,
-    stored_format,
-)
+from pfgen_fast.evalmm.images import TaskImage
 from pfgen_fast.evalmm.metrics.receipt_kie import LINE_ITEM_FIELDS, SCALAR_FIELDS
 from pfgen_fast.evalmm.prompts import TaskText, task_fstring
 from pfgen_fast.evalmm.tasks.rows import Source
 
 if TYPE_CHECKING:
-    from PIL import Image as PILImage
+    pass
 
 Row = dict[str, Any]
-
-
-@dataclass(frozen=True, kw_only=True)
-class TaskImage:
-    """One image of an item, kept as the dataset stores it and decoded only when asked.
-
-    `decoding`: "datasets" (an Image feature: decoded as `datasets` does) or "plain" (bytes the
-    Task opens itself with `PIL.Image.open`). `base64_text`: `data` is base64 text (CC-OCR,
-    ChartQAPro). `resaves`: how many times llm-jp-eval-mm's Task has `datasets` re-encode the
-    decoded image before use (JA-VG-VQA-500's flattening, MECHA-ja's map and rotation: JPEG
-    and WebP re-saved at Pillow's default quality); `open()` replays them, `stored()` gives
-    the dataset's own bytes. `problem`: why the dataset's value gives no image (a file that
-    cannot be read, a value that is not an image), raised when the image is used, so that it
-    fails its item alone."""
-
-    data: bytes
-    decoding: Literal["datasets", "plain"] = "datasets"
-    convert_rgb: bool = False
-    resaves: int = 0
-    base64_text: bool = False
-    problem: str | None = None
-
-    def raw(self) -> bytes:
-        if self.problem is not None:
-            raise DataError(self.problem)
-        if not self.base64_text:
-            return self.data
-        text = self.data
-        if text.startswith(b"data:image"):
-            text = text.split(b",", 1)[1]
-        try:
-            return base64.b64decode(text)
-        except (binascii.Error, ValueError) as error:
-            raise DataError(f"not valid base64 ({error})") from None
-
-    def stored(self) -> tuple[bytes, str | None, bool]:
-        """The image file's bytes, Pillow's name of its format (None: not an image) and whether
-        its EXIF orientation turns it."""
-        data = self.raw()
-        kind, turned = stored_format(data)
-        return data, kind, turned
-
-    def open(self) -> PILImage.Image:
-        """The image exactly as the Task class gives it to the model."""
-        from PIL import Image, UnidentifiedImageError
-
-        data = self.raw()
-        try:
-            image: PILImage.Image
-            if self.decoding == "plain":
-                with pixel_limit_quiet():
-                    image = Image.open(BytesIO(data))
-                    image.load()
-            else:
-                image = decode(data)
-                for _ in range(self.resaves):
-                    image = decode(encode_as_datasets(image))
-            return image.convert("RGB") if self.convert_rgb else image
-        except UnidentifiedImageError:
-            raise DataError(f"not an image Pillow can read ({len(data)} bytes)") from None
-        except (OSError, ValueError, SyntaxError) as error:
-            raise DataError(f"undecodable image ({error})") from None
 
 
 def broken_image(problem: str) -> TaskImage:

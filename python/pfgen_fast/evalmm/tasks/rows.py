@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import httpx
 
 from pfgen_fast.common.errors import DataError
+from pfgen_fast.evalmm.images import first_line
 
 REVISIONS = Path(__file__).resolve().parents[2] / "reference_data" / "llm-jp-eval-mm-datasets.json"
 BATCH_ROWS = 64
@@ -68,11 +69,6 @@ def hub_hint(task: str, dataset: str) -> str:
         f"pass a local copy with --data {task}=DIR "
         f"(huggingface-cli download --repo-type dataset {dataset} --local-dir DIR)"
     )
-
-
-def first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def hub_out_of_reach() -> str | None:
