@@ -525,7 +525,7 @@ fn mark(max_frequency: &mut [[u16; MAX_SOURCES]], start: usize, frequencies: &[u
 /// Two texts ending at i and at j = i - d agree backwards along the diagonal d: a run along
 /// it grows by one when the characters at i and i - d agree and is broken otherwise. Only the
 /// earlier occurrences of each character are visited (linked from the last one).
-struct Repeats {
+pub struct Repeats {
     lengths: [u8; FLUENCY_USEFUL],
     /// The previous index holding the same character (NONE if none).
     previous_same: [u8; FLUENCY_USEFUL],
@@ -537,8 +537,14 @@ struct Repeats {
 
 const NONE: u8 = u8::MAX;
 
+impl Default for Repeats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Repeats {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Repeats {
             lengths: [0; FLUENCY_USEFUL],
             previous_same: [NONE; FLUENCY_USEFUL],
@@ -548,7 +554,13 @@ impl Repeats {
         }
     }
 
-    fn compute(&mut self, chars: &[char]) {
+    /// Per character of the last `compute` (its first FLUENCY_USEFUL), the length found.
+    pub fn lengths(&self) -> &[u8; FLUENCY_USEFUL] {
+        &self.lengths
+    }
+
+    /// The lengths of `chars` (at most FLUENCY_USEFUL characters).
+    pub fn compute(&mut self, chars: &[char]) {
         self.last_index.clear();
         self.run_ends.fill(NONE);
         for (i, &c) in chars.iter().enumerate() {
