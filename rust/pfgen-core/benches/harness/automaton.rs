@@ -23,12 +23,10 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use pfgen_core::common::page_buffer::PageBuffer;
-use pfgen_core::pfgen::reference::Repeats;
+use pfgen_core::pfgen::ngram_table::{unpack, LANE_BITS, LANE_MASK, MAX_SOURCES};
+use pfgen_core::pfgen::reference::{length_discount, mark, truth_ratios, truthfulness_of, Repeats};
 use pfgen_core::pfgen::spec::{FLAT, FLUENCY_USEFUL, MAX_N, TRUTH_CUT};
 
-pub const MAX_SOURCES: usize = 3;
-const LANE_BITS: u32 = 21;
-const LANE_MASK: u64 = (1 << LANE_BITS) - 1;
 const CODE_POINT_BITS: u32 = 21;
 const HASH_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 const EMPTY: u64 = u64::MAX;
@@ -518,65 +516,6 @@ impl References {
     }
 }
 
-fn truth_ratios(num_answers: usize) -> Vec<f64> {
-    let n = num_answers as f64;
-    (0..=num_answers)
-        .map(|m| (m as f64 / n * 200.0).min(1.0))
-        .collect()
-}
-
-/// As the scorer's: `1 - max(l - 100, 0) / 50` from a table.
-#[inline]
-fn length_discount(l: usize) -> f64 {
-    DISCOUNTS[l]
-}
-
-static DISCOUNTS: [f64; TRUTH_CUT + 1] = discounts();
-
-const fn discounts() -> [f64; TRUTH_CUT + 1] {
-    let mut table = [0.0; TRUTH_CUT + 1];
-    let mut l = 0;
-    while l <= TRUTH_CUT {
-        let over = l.saturating_sub(FLAT);
-        table[l] = 1.0 - over as f64 / 50.0;
-        l += 1;
-    }
-    table
-}
-
-/// As the scorer's (without branches).
-#[inline]
-fn is_excluded(c: char) -> bool {
-    const CJK_FIRST: u32 = 0x3000;
-    const CJK_MASK: u32 = 0b11_1111_1111_0000_0110;
-    let c = c as u32;
-    let offset = c.wrapping_sub(CJK_FIRST);
-    let in_mask = (offset < 32) & ((CJK_MASK >> (offset & 31)) & 1 != 0);
-    in_mask
-        | (c == '^' as u32)
-        | (c == '$' as u32)
-        | (c == '・' as u32)
-        | (c == '（' as u32)
-        | (c == '）' as u32)
-        | (c == '［' as u32)
-        | (c == '］' as u32)
-}
-
-#[inline]
-fn unpack(lanes: u64) -> [u16; MAX_SOURCES] {
-    std::array::from_fn(|lane| ((lanes >> (LANE_BITS * lane as u32)) & LANE_MASK) as u16)
-}
-
-#[inline]
-fn mark(max_frequency: &mut [[u16; MAX_SOURCES]], start: usize, lanes: u64) {
-    let frequencies = unpack(lanes);
-    for covered in &mut max_frequency[start..start + 3] {
-        for (slot, &frequency) in covered.iter_mut().zip(&frequencies) {
-            *slot = (*slot).max(frequency);
-        }
-    }
-}
-
 /// The walk of one answer against one automaton.
 pub struct Walk {
     repeats: Repeats,
@@ -635,7 +574,11 @@ impl Walk {
         let state = automaton.states[self.state as usize];
         let length = self.length;
         if length >= 3 {
-            mark(&mut self.max_frequency, index - 1, state.frequency3);
+            mark(
+                &mut self.max_frequency,
+                index - 1,
+                &unpack(state.frequency3),
+            );
         }
         if index < FLUENCY_USEFUL {
             let counted_before = u32::from(self.repeats.lengths()[index]);
@@ -721,58 +664,15 @@ impl Walk {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        let k = ratios.len();
-        fluency.copy_from_slice(&self.best[..k]);
-        let t_len = self.max_frequency.len();
-        let with_end = chars.len() + 2 <= TRUTH_CUT;
-        let head = match (chars.first(), chars.get(1)) {
-            (Some(&a), Some(&b)) => Some(['^', a, b]),
-            (Some(&a), None) if with_end => Some(['^', a, '$']),
-            _ => None,
-        };
-        if let Some(lanes) = head.and_then(|gram| automaton.find(&gram)) {
-            mark(&mut self.max_frequency, 0, lanes);
-        }
-        if with_end && chars.len() >= 2 && automaton.transition(ROOT, '$').is_some() {
-            let gram = [chars[chars.len() - 2], chars[chars.len() - 1], '$'];
-            if let Some(lanes) = automaton.find(&gram) {
-                mark(&mut self.max_frequency, t_len - 3, lanes);
-            }
-        }
-        let kept = &mut self.kept;
-        kept.clear();
-        kept.resize(t_len, 0);
-        let mut num_kept = 0;
-        for (j, &c) in (1..t_len).zip(chars) {
-            kept[num_kept] = j;
-            num_kept += usize::from(!is_excluded(c));
-        }
-        kept.truncate(num_kept);
-        let Some(&last) = kept.last() else {
-            truthfulness.fill(0.0);
-            return;
-        };
-        let lane_ratios: [&[f64]; MAX_SOURCES] =
-            std::array::from_fn(|s| ratios[s.min(k - 1)].as_slice());
-        let mut totals = [0.0f64; MAX_SOURCES];
-        let mut best = [0.0f64; MAX_SOURCES];
-        for (count, &j) in kept.iter().enumerate() {
-            let frequencies = self.max_frequency[j];
-            for ((total, ratio), &frequency) in
-                totals.iter_mut().zip(&lane_ratios).zip(&frequencies)
-            {
-                *total += ratio[frequency as usize];
-            }
-            if j >= FLAT || j == last {
-                let discount = length_discount(j);
-                for (best, &total) in best.iter_mut().zip(&totals) {
-                    let current = total / (count + 1) as f64 * discount;
-                    if current > *best {
-                        *best = current;
-                    }
-                }
-            }
-        }
-        truthfulness.copy_from_slice(&best[..k]);
+        fluency.copy_from_slice(&self.best[..ratios.len()]);
+        truthfulness_of(
+            &mut self.max_frequency,
+            &mut self.kept,
+            chars,
+            ratios,
+            |gram| automaton.find(gram).map(unpack),
+            || automaton.transition(ROOT, '$').is_some(),
+            truthfulness,
+        );
     }
 }
