@@ -14,6 +14,14 @@
 //! `ROUNDS` (default 3) rounds are run and the best time of each step is printed; `STEPS=trials`
 //! runs only the tables and the trials order's batches; the rayon pool follows
 //! `RAYON_NUM_THREADS` (one core: `RAYON_NUM_THREADS=1 taskset -c 0 cargo bench ...`).
+//!
+//! `STEPS=automaton` compares the walk over the n-gram hash tables with the prototype walk over
+//! suffix automata (`harness/automaton.rs`, issue 56): build time and memory per question, the
+//! table file's size, equal scores and records on every published answer under both sum
+//! modes, then `ROUNDS` alternated rounds of both walks over the trials order's batches (one
+//! thread), best and median. `WALK=hash` or `WALK=automaton` runs one walk only, `STRETCHES=N`
+//! the first N batches, `QUESTIONS=N` the first N questions (for
+//! `valgrind --tool=callgrind --cache-sim=yes --toggle-collect='*walk_*'`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -26,12 +34,17 @@ use pfgen_core::pfgen::helpfulness::{Pattern, Rule, WeightedRule};
 use pfgen_core::pfgen::reference::Source;
 use pfgen_core::pfgen::QuestionScorer;
 
+#[path = "harness/automaton.rs"]
+mod automaton;
+#[path = "harness/compare_walks.rs"]
+mod compare_walks;
+
 type Failure = Box<dyn std::error::Error>;
 
 /// One question: its text, its sources' reference answers, its literal keyword rules.
-struct Question {
-    text: String,
-    sources: Vec<(String, Vec<String>)>,
+pub(crate) struct Question {
+    pub(crate) text: String,
+    pub(crate) sources: Vec<(String, Vec<String>)>,
     keywords: Vec<serde_json::Value>,
 }
 
@@ -108,7 +121,7 @@ fn literal_rule(rule: &serde_json::Value) -> Option<Rule> {
     })
 }
 
-fn literal_rules(question: &Question) -> Vec<WeightedRule> {
+pub(crate) fn literal_rules(question: &Question) -> Vec<WeightedRule> {
     question
         .keywords
         .iter()
@@ -126,9 +139,9 @@ fn literal_rules(question: &Question) -> Vec<WeightedRule> {
 }
 
 /// Answers (as characters) by question text.
-type ByQuestion = HashMap<String, Vec<Vec<char>>>;
+pub(crate) type ByQuestion = HashMap<String, Vec<Vec<char>>>;
 /// Stretches of answers to one question (its text) in the trials files' order.
-type Stretches = Vec<(String, Vec<Vec<char>>)>;
+pub(crate) type Stretches = Vec<(String, Vec<Vec<char>>)>;
 
 /// Every published trial answer, by question text; and every distinct one once, in stretches.
 fn published_answers(result_dir: &Path) -> Result<(ByQuestion, Stretches), Failure> {
@@ -200,6 +213,9 @@ fn main() -> Result<(), Failure> {
         .map(|path| read_question(path))
         .collect::<Result<Vec<_>, _>>()?;
     let (answers, stretches) = published_answers(&dir.join("result"))?;
+    if std::env::var("STEPS").is_ok_and(|steps| steps == "automaton") {
+        return compare_walks::run(&questions, &answers, &stretches, rounds);
+    }
     let no_answers = Vec::new();
     let answers_of: Vec<&Vec<Vec<char>>> = questions
         .iter()

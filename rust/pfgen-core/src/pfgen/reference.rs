@@ -246,7 +246,8 @@ fn baseline(walk_additions: &[u64], additions: &WalkAdditions) -> f64 {
     sum / num_documents as f64
 }
 
-fn truth_ratios(num_answers: usize) -> Vec<f64> {
+/// Per document frequency m = 0..=num_answers, `min(1, m / num_answers * 200)`.
+pub fn truth_ratios(num_answers: usize) -> Vec<f64> {
     let n = num_answers as f64;
     (0..=num_answers)
         .map(|m| (m as f64 / n * 200.0).min(1.0))
@@ -256,7 +257,7 @@ fn truth_ratios(num_answers: usize) -> Vec<f64> {
 /// `1 - max(l - 100, 0) / 50`, the discount of a prefix of length l (a table: a division per
 /// character would cost more than the lookups of the n-grams).
 #[inline]
-fn length_discount(l: usize) -> f64 {
+pub fn length_discount(l: usize) -> f64 {
     DISCOUNTS[l]
 }
 
@@ -441,76 +442,99 @@ impl Walk {
         fluency: &mut [f64],
         truthfulness: &mut [f64],
     ) {
-        let k = ratios.len();
-        fluency.copy_from_slice(&self.best[..k]);
-        let t_len = self.max_frequency.len();
-        let with_end = chars.len() + 2 <= TRUTH_CUT;
-        // "^" + the first two characters (or "^" + c + "$"), and the last two + "$".
-        let head = match (chars.first(), chars.get(1)) {
-            (Some(&a), Some(&b)) => Some(['^', a, b]),
-            (Some(&a), None) if with_end => Some(['^', a, '$']),
-            _ => None,
-        };
-        if let Some(node) = head.and_then(|gram| table.find(&gram)) {
-            mark(&mut self.max_frequency, 0, &node.frequencies());
+        fluency.copy_from_slice(&self.best[..ratios.len()]);
+        truthfulness_of(
+            &mut self.max_frequency,
+            &mut self.kept,
+            chars,
+            ratios,
+            |gram| table.find(gram).map(Node::frequencies),
+            // The last two characters + "$" can be in the table only if "$" is, which is
+            // seldom: its 1-gram (a slot every answer reads) is looked up first, not the last
+            // two characters' 2-gram (often out of the caches).
+            || table.child(ROOT, 0, '$').is_some(),
+            truthfulness,
+        );
+    }
+}
+
+/// Truthfulness (scoring-spec.md §4) of `chars` against up to MAX_SOURCES sources of `ratios`
+/// from `max_frequency`, the largest frequency of a 3-gram of the answer covering each index
+/// of t = "^" + answer + "$" (cut): adds the 3-grams holding a marker, which `find` gives
+/// (`has_end_marker`: whether the end marker's 1-gram is in the references at all). `kept` is
+/// scratch space. Shared with the bench harness's prototype walk.
+#[inline]
+pub fn truthfulness_of(
+    max_frequency: &mut [[u16; MAX_SOURCES]],
+    kept: &mut Vec<usize>,
+    chars: &[char],
+    ratios: &[Vec<f64>],
+    find: impl Fn(&[char]) -> Option<[u16; MAX_SOURCES]>,
+    has_end_marker: impl FnOnce() -> bool,
+    truthfulness: &mut [f64],
+) {
+    let k = ratios.len();
+    let t_len = max_frequency.len();
+    let with_end = chars.len() + 2 <= TRUTH_CUT;
+    // "^" + the first two characters (or "^" + c + "$"), and the last two + "$".
+    let head = match (chars.first(), chars.get(1)) {
+        (Some(&a), Some(&b)) => Some(['^', a, b]),
+        (Some(&a), None) if with_end => Some(['^', a, '$']),
+        _ => None,
+    };
+    if let Some(frequencies) = head.and_then(|gram| find(&gram)) {
+        mark(max_frequency, 0, &frequencies);
+    }
+    if with_end && chars.len() >= 2 && has_end_marker() {
+        let gram = [chars[chars.len() - 2], chars[chars.len() - 1], '$'];
+        if let Some(frequencies) = find(&gram) {
+            mark(max_frequency, t_len - 3, &frequencies);
         }
-        // The last two characters + "$" can be in the table only if "$" is, which is seldom:
-        // its 1-gram (a slot every answer reads) is looked up first, not the last two
-        // characters' 2-gram (often out of the caches).
-        if with_end && chars.len() >= 2 && table.child(ROOT, 0, '$').is_some() {
-            let gram = [chars[chars.len() - 2], chars[chars.len() - 1], '$'];
-            if let Some(node) = table.find(&gram) {
-                mark(&mut self.max_frequency, t_len - 3, &node.frequencies());
-            }
+    }
+    // t[0] is "^" and the character after the answer "$": only the answer's characters
+    // t[j] = chars[j - 1] can be kept. Each index is written and kept by moving the end
+    // past it (no branch on the character, which is unpredictable).
+    kept.clear();
+    kept.resize(t_len, 0);
+    let mut num_kept = 0;
+    for (j, &c) in (1..t_len).zip(chars) {
+        kept[num_kept] = j;
+        num_kept += usize::from(!is_excluded(c));
+    }
+    kept.truncate(num_kept);
+    let Some(&last) = kept.last() else {
+        truthfulness.fill(0.0);
+        return;
+    };
+    // The sources' running sums side by side: each is a chain of dependent additions (in
+    // the spec's order), and side by side they overlap. A missing source's lane reads
+    // the first source's ratios (its frequencies are 0) and is not kept.
+    let lane_ratios: [&[f64]; MAX_SOURCES] =
+        std::array::from_fn(|s| ratios[s.min(k - 1)].as_slice());
+    let mut totals = [0.0f64; MAX_SOURCES];
+    let mut best = [0.0f64; MAX_SOURCES];
+    for (count, &j) in kept.iter().enumerate() {
+        let frequencies = max_frequency[j];
+        for ((total, ratio), &frequency) in totals.iter_mut().zip(&lane_ratios).zip(&frequencies) {
+            *total += ratio[frequency as usize];
         }
-        // t[0] is "^" and the character after the answer "$": only the answer's characters
-        // t[j] = chars[j - 1] can be kept. Each index is written and kept by moving the end
-        // past it (no branch on the character, which is unpredictable).
-        let kept = &mut self.kept;
-        kept.clear();
-        kept.resize(t_len, 0);
-        let mut num_kept = 0;
-        for (j, &c) in (1..t_len).zip(chars) {
-            kept[num_kept] = j;
-            num_kept += usize::from(!is_excluded(c));
-        }
-        kept.truncate(num_kept);
-        let Some(&last) = kept.last() else {
-            truthfulness.fill(0.0);
-            return;
-        };
-        // The sources' running sums side by side: each is a chain of dependent additions (in
-        // the spec's order), and side by side they overlap. A missing source's lane reads
-        // the first source's ratios (its frequencies are 0) and is not kept.
-        let lane_ratios: [&[f64]; MAX_SOURCES] =
-            std::array::from_fn(|s| ratios[s.min(k - 1)].as_slice());
-        let mut totals = [0.0f64; MAX_SOURCES];
-        let mut best = [0.0f64; MAX_SOURCES];
-        for (count, &j) in kept.iter().enumerate() {
-            let frequencies = self.max_frequency[j];
-            for ((total, ratio), &frequency) in
-                totals.iter_mut().zip(&lane_ratios).zip(&frequencies)
-            {
-                *total += ratio[frequency as usize];
-            }
-            // The running mean matters at j >= 100 (the best) and at the end.
-            if j >= FLAT || j == last {
-                let discount = length_discount(j);
-                for (best, &total) in best.iter_mut().zip(&totals) {
-                    let current = total / (count + 1) as f64 * discount;
-                    if current > *best {
-                        *best = current;
-                    }
+        // The running mean matters at j >= 100 (the best) and at the end.
+        if j >= FLAT || j == last {
+            let discount = length_discount(j);
+            for (best, &total) in best.iter_mut().zip(&totals) {
+                let current = total / (count + 1) as f64 * discount;
+                if current > *best {
+                    *best = current;
                 }
             }
         }
-        truthfulness.copy_from_slice(&best[..k]);
     }
+    truthfulness.copy_from_slice(&best[..k]);
 }
 
 /// Raises the frequencies of t[start..start + 3] to those of the 3-gram there.
 #[inline]
-fn mark(max_frequency: &mut [[u16; MAX_SOURCES]], start: usize, frequencies: &[u16]) {
+pub fn mark(max_frequency: &mut [[u16; MAX_SOURCES]], start: usize, frequencies: &[u16]) {
     for covered in &mut max_frequency[start..start + 3] {
         for (slot, &frequency) in covered.iter_mut().zip(frequencies) {
             *slot = (*slot).max(frequency);
@@ -525,7 +549,7 @@ fn mark(max_frequency: &mut [[u16; MAX_SOURCES]], start: usize, frequencies: &[u
 /// Two texts ending at i and at j = i - d agree backwards along the diagonal d: a run along
 /// it grows by one when the characters at i and i - d agree and is broken otherwise. Only the
 /// earlier occurrences of each character are visited (linked from the last one).
-struct Repeats {
+pub struct Repeats {
     lengths: [u8; FLUENCY_USEFUL],
     /// The previous index holding the same character (NONE if none).
     previous_same: [u8; FLUENCY_USEFUL],
@@ -537,8 +561,14 @@ struct Repeats {
 
 const NONE: u8 = u8::MAX;
 
+impl Default for Repeats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Repeats {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Repeats {
             lengths: [0; FLUENCY_USEFUL],
             previous_same: [NONE; FLUENCY_USEFUL],
@@ -548,7 +578,13 @@ impl Repeats {
         }
     }
 
-    fn compute(&mut self, chars: &[char]) {
+    /// Per character of the last `compute` (its first FLUENCY_USEFUL), the length found.
+    pub fn lengths(&self) -> &[u8; FLUENCY_USEFUL] {
+        &self.lengths
+    }
+
+    /// The lengths of `chars` (at most FLUENCY_USEFUL characters).
+    pub fn compute(&mut self, chars: &[char]) {
         self.last_index.clear();
         self.run_ends.fill(NONE);
         for (i, &c) in chars.iter().enumerate() {
