@@ -5,6 +5,7 @@ its own word (`lctg`, `mm`, `judge`)."""
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
 import gc
 import importlib
@@ -60,6 +61,8 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141
 EXIT_TERMINATED = 143
+# The name of standard output's encoding error handler (`escape_unencodable`).
+OUTPUT_ERRORS = "pfgen_fast.escape"
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -110,8 +113,25 @@ class StandardOutput(io.RawIOBase):
             raise PfgenError(f"standard output: cannot write: {error.strerror}") from None
 
 
+def escape_unencodable(error: UnicodeError) -> tuple[str | bytes, int]:
+    """The error handler of standard output: bytes that came in undecodable (a file name in
+    the C locale, held as surrogates) go out as they came, every other character the encoding
+    lacks (ASCII: `LC_ALL=C`, `PYTHONIOENCODING=ascii`) as a backslash escape, as Python's
+    standard error writes it."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    chunk = error.object[error.start : error.end]
+    if all(0xDC80 <= ord(character) <= 0xDCFF for character in chunk):
+        return bytes(ord(character) - 0xDC00 for character in chunk), error.end
+    return codecs.backslashreplace_errors(error)
+
+
+codecs.register_error(OUTPUT_ERRORS, escape_unencodable)
+
+
 def guard_standard_output() -> None:
-    """Replaces sys.stdout by the same stream over StandardOutput."""
+    """Replaces sys.stdout by the same stream over StandardOutput, writing what its encoding
+    cannot hold as `escape_unencodable` says."""
     try:
         fd = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):
@@ -121,7 +141,7 @@ def guard_standard_output() -> None:
     sys.stdout = io.TextIOWrapper(
         buffer,
         encoding=old.encoding,
-        errors=old.errors,
+        errors=OUTPUT_ERRORS,
         line_buffering=buffer.isatty(),
         write_through=False,
     )
