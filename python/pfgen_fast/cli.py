@@ -21,7 +21,7 @@ import traceback
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pfgen_fast import __version__
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import PfgenError, UsageError
 from pfgen_fast.common.rooms import Command, Room
 from pfgen_fast.common.termination import deliver_again_soon, importing, running_in
 
@@ -314,15 +314,20 @@ def add_commands(subparsers: Any, commands: tuple[Command, ...], word: list[str]
 def dispatch(argv: list[str]) -> int:
     """Parses the command line and runs the command."""
     parser, command = build_parser(argv)
-    if not argv:
+    if not argv:  # no command: the list of them
         parser.print_help(sys.stderr)
-        return EXIT_ERROR
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     if command is None:  # parse_args has already refused a line that names none
         parser.error("no command")
     if command.without_cycle_collector:
         gc.disable()
-    status = int(command.load().run(args) or 0)
+    try:
+        status = int(command.load().run(args) or 0)
+    except UsageError as error:  # worded as the parser's own usage errors
+        words = [args.command, *([args.room_command] if "room_command" in args else [])]
+        print(f"error: {error} (see {parser.prog} {' '.join(words)} --help)", file=sys.stderr)
+        return EXIT_USAGE
     sys.stdout.flush()
     return status
 

@@ -103,6 +103,19 @@ __all__ = [
 ]
 
 
+# What a server's base URL is.
+SERVER_URL = "an http:// or https:// URL with a host"
+
+
+def is_server_url(url: str) -> bool:
+    """Whether `url` can be a server's base URL (SERVER_URL)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed address (an unclosed IPv6 bracket)
+        return False
+
+
 class _Default(enum.Enum):
     DEFAULT = enum.auto()
 
@@ -132,11 +145,8 @@ class LLMClient:
         if not base_urls:
             raise PfgenError("the LLM client needs a server (--base-url)")
         for url in base_urls:
-            parts = urllib.parse.urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise PfgenError(
-                    f"--base-url {url!r}: expected an http:// or https:// URL with a host"
-                )
+            if not is_server_url(url):
+                raise PfgenError(f"--base-url {url!r}: expected {SERVER_URL}")
         if concurrency < 1 or timeout <= 0 or max_retries < 0:
             raise PfgenError("the LLM client needs concurrency >= 1, timeout > 0, retries >= 0")
         self.base_urls = list(dict.fromkeys(url.rstrip("/") for url in base_urls))

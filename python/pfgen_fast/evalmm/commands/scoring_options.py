@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from pfgen_fast.common.cli_args import positive_int
-from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.errors import UsageError
 from pfgen_fast.common.llm import LLMClient
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.evalmm.metrics.judges import JudgeErrors, check_judge_prompts
@@ -94,7 +94,7 @@ def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> 
     if not judged:
         return None
     if not args.base_url or not args.judge_model:
-        raise InputError(f"{', '.join(judged)} asks a judge: give --base-url and --judge-model")
+        raise UsageError(f"{', '.join(judged)} asks a judge: give --base-url and --judge-model")
     check_judge_prompts(judged, args.evalmm_dir)
     return client_from_args(args, log_path=log_path)
 
