@@ -43,7 +43,7 @@ def test_generate_rejects_a_base_url_that_is_not_http(tmp_path: Path, url: str) 
     result = run_cli(
         "generate", "--model", "m", "--mode", "qa", "--base-url", url, "--out", "out", cwd=tmp_path
     )
-    assert_one_line_error(result, "--base-url")
+    assert_one_line_error(result, "--base-url", status=2)
     assert not (tmp_path / "out").exists()
 
 
