@@ -4,7 +4,7 @@ records and summary of the paper's method and its baselines."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,6 @@ METHODS = ("proposed", "bs1", "bs2")
 RESULT_ONLY_MAX_TOKENS = 1
 REASONED_MAX_TOKENS = 2048
 
-Progress = Callable[[int, int], None]
 CriteriaKey = tuple[str, str | None]
 
 
@@ -97,14 +96,13 @@ def generate_criteria(
     client: LLMClient,
     items: Sequence[PairItem],
     setup: JudgeSetup,
-    progress: Progress | None,
     tokens: Counter[str],
 ) -> Criteria:
     """The criteria of every distinct (question, reference), one call each, read after the
     judge's reasoning. The replies' tokens are added to `tokens`."""
     keys = list(dict.fromkeys((item.question, item.reference) for item in items))
     requests = [criteria_request(q, r, setup.criteria_max_tokens) for q, r in keys]
-    replies = client.run(requests, progress, label="criteria")
+    replies = client.run(requests, label="criteria")
     tokens.update(reply_tokens(replies))
     criteria = Criteria()
     for key, reply in zip(keys, replies, strict=True):
@@ -214,7 +212,6 @@ def judge_pairs(
     client: LLMClient,
     items: Sequence[PairItem],
     setup: JudgeSetup,
-    progress: Progress | None = None,
 ) -> PairwiseRun:
     """One record per item: both orders' letters and probabilities, the three verdicts,
     whether the orders agree, the replies' text; `error` when a call failed or no verdict
@@ -222,14 +219,14 @@ def judge_pairs(
     criteria = Criteria()
     tokens: Counter[str] = Counter()
     if setup.prompt.with_criteria:
-        criteria = generate_criteria(client, items, setup, progress, tokens)
+        criteria = generate_criteria(client, items, setup, tokens)
     judged = [item for item in items if (item.question, item.reference) not in criteria.errors]
     requests = []
     for item in judged:
         text = criteria.texts.get((item.question, item.reference))
         requests.append(judge_request(setup, item, swapped=False, criteria=text))
         requests.append(judge_request(setup, item, swapped=True, criteria=text))
-    judged_replies = client.run(requests, progress, label="verdicts")
+    judged_replies = client.run(requests, label="verdicts")
     tokens.update(reply_tokens(judged_replies))
     replies = iter(judged_replies)
     records = []

@@ -16,7 +16,7 @@ from pfgen_fast.common.cli_args import (
     positive_int,
 )
 from pfgen_fast.common.errors import InputError, PfgenError, UsageError
-from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.llm import LLMClient, warn_if_cut
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
     add_strip_reasoning_argument,
@@ -154,8 +154,9 @@ def run(args: argparse.Namespace) -> int:
         f"model: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
         file=sys.stderr,
     )
+    warn_if_cut(stats, "model ")
     judge_status = report_judge(
-        judge, JudgeErrors(args.judge_errors), args.out / JUDGE_LOG, unjudged
+        judge, JudgeErrors(args.judge_errors), args.out / JUDGE_LOG, unjudged, "--judge-max-tokens"
     )
     show_leaderboard(results, None)
     if failed_items:

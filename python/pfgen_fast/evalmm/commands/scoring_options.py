@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import UsageError
-from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.llm import LLMClient, warn_if_cut
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.evalmm.metrics.judges import JudgeErrors, check_judge_prompts
 from pfgen_fast.evalmm.metrics.scorers import SCORERS, Options, get_scorer
@@ -100,11 +100,16 @@ def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> 
 
 
 def report_judge(
-    client: LLMClient | None, judge_errors: JudgeErrors, log_path: Path, unjudged: int
+    client: LLMClient | None,
+    judge_errors: JudgeErrors,
+    log_path: Path,
+    unjudged: int,
+    max_tokens_option: str = "--max-tokens",
 ) -> int:
-    """Prints the judge's counts; 1 (an error named on stderr) when items were left without a
-    verdict (`unjudged`: their reasons are in the outputs), whatever `--judge-errors` made of
-    them, else 0."""
+    """Prints the judge's counts (and its replies cut at max_tokens, with the option that
+    raises it); 1 (an error named on stderr) when items were left without a verdict
+    (`unjudged`: their reasons are in the outputs), whatever `--judge-errors` made of them,
+    else 0."""
     if client is None:
         return 0
     stats = client.stats
@@ -112,6 +117,7 @@ def report_judge(
         f"judge: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
         file=sys.stderr,
     )
+    warn_if_cut(stats, "judge ", max_tokens_option)
     if not unjudged:
         return 0
     treatment = (
