@@ -13,7 +13,6 @@ import orjson
 from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.errors import UsageError
 from pfgen_fast.common.files import check_writable_folder
-from pfgen_fast.common.llm import warn_if_cut
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
@@ -137,7 +136,6 @@ def run(args: argparse.Namespace) -> int:
         show_pairwise(summary)
     for warning in judged.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    warn_if_cut(client.stats)
     return report_errors(records)
 
 
