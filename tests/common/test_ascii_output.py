@@ -13,25 +13,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli_guard import QUESTION, write_data
 
-QUESTION = "架空の島の天気を教えて。"
 ASCII_ONLY = {
     "PYTHONIOENCODING=ascii": {"PYTHONIOENCODING": "ascii"},
     "LC_ALL=C PYTHONUTF8=0": {"LC_ALL": "C", "PYTHONUTF8": "0"},
 }
 
 
-def write_data(directory: Path) -> Path:
-    directory.mkdir(parents=True)
-    question = {
-        "question_id": "Q01",
-        "question": QUESTION,
-        "category": "test",
-        "note": "",
-        "keywords": [{"t": "島"}],
-        "answers": {"R": ["晴れのち曇りです。"] * 20},
-    }
-    (directory / "Q01.json").write_text(json.dumps(question, ensure_ascii=False), "utf-8")
+def data_with_examples(directory: Path) -> Path:
+    """The guard test's question, and questions.jsonl with its one example (for `prompt`)."""
+    write_data(directory)
     example = {"question": QUESTION, "answer": "晴れです。"}
     (directory / "questions.jsonl").write_text(json.dumps(example, ensure_ascii=False) + "\n")
     return directory
@@ -58,7 +50,7 @@ def ascii_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
 
 @pytest.mark.parametrize("setting", ASCII_ONLY)
 def test_prompt_writes_escaped_json(tmp_path: Path, setting: str) -> None:
-    data = write_data(tmp_path / "data")
+    data = data_with_examples(tmp_path / "data")
     result = run_ascii(
         setting, "prompt", "--data", data, "--mode", "qa", "--trial", "1", cwd=tmp_path
     )
@@ -68,7 +60,7 @@ def test_prompt_writes_escaped_json(tmp_path: Path, setting: str) -> None:
 
 @pytest.mark.parametrize("setting", ASCII_ONLY)
 def test_eval_writes_its_table_with_escapes(tmp_path: Path, setting: str) -> None:
-    data = write_data(tmp_path / "data")
+    data = data_with_examples(tmp_path / "data")
     run = tmp_path / "モデル"
     run.mkdir()
     line = json.dumps({"question": QUESTION, "answer": "晴れです。"}, ensure_ascii=False)
