@@ -92,8 +92,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT",
-    "cut_warning",
-    "warn_if_cut",
     "FAILURE_SHARE",
     "ChatRequest",
     "CompletionRequest",
@@ -104,7 +102,9 @@ __all__ = [
     "TokenLogprob",
     "parse_logprobs",
     "parse_reply",
+    "cut_warning",
     "too_many_failures",
+    "warn_if_cut",
 ]
 
 
