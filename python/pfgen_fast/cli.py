@@ -5,6 +5,7 @@ its own word (`lctg`, `mm`, `judge`)."""
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
 import gc
 import importlib
@@ -20,7 +21,7 @@ import traceback
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pfgen_fast import __version__
-from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.errors import PfgenError, UsageError
 from pfgen_fast.common.rooms import Command, Room
 from pfgen_fast.common.termination import deliver_again_soon, importing, running_in
 
@@ -60,6 +61,8 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141
 EXIT_TERMINATED = 143
+# The name of standard output's encoding error handler (`escape_unencodable`).
+OUTPUT_ERRORS = "pfgen_fast.escape"
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -110,8 +113,25 @@ class StandardOutput(io.RawIOBase):
             raise PfgenError(f"standard output: cannot write: {error.strerror}") from None
 
 
+def escape_unencodable(error: UnicodeError) -> tuple[str | bytes, int]:
+    """The error handler of standard output: bytes that came in undecodable (a file name in
+    the C locale, held as surrogates) go out as they came, every other character the encoding
+    lacks (ASCII: `LC_ALL=C`, `PYTHONIOENCODING=ascii`) as a backslash escape, as Python's
+    standard error writes it."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    chunk = error.object[error.start : error.end]
+    if all(0xDC80 <= ord(character) <= 0xDCFF for character in chunk):
+        return bytes(ord(character) - 0xDC00 for character in chunk), error.end
+    return codecs.backslashreplace_errors(error)
+
+
+codecs.register_error(OUTPUT_ERRORS, escape_unencodable)
+
+
 def guard_standard_output() -> None:
-    """Replaces sys.stdout by the same stream over StandardOutput."""
+    """Replaces sys.stdout by the same stream over StandardOutput, writing what its encoding
+    cannot hold as `escape_unencodable` says."""
     try:
         fd = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):
@@ -121,7 +141,7 @@ def guard_standard_output() -> None:
     sys.stdout = io.TextIOWrapper(
         buffer,
         encoding=old.encoding,
-        errors=old.errors,
+        errors=OUTPUT_ERRORS,
         line_buffering=buffer.isatty(),
         write_through=False,
     )
@@ -294,15 +314,20 @@ def add_commands(subparsers: Any, commands: tuple[Command, ...], word: list[str]
 def dispatch(argv: list[str]) -> int:
     """Parses the command line and runs the command."""
     parser, command = build_parser(argv)
-    if not argv:
+    if not argv:  # no command: the list of them
         parser.print_help(sys.stderr)
-        return EXIT_ERROR
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     if command is None:  # parse_args has already refused a line that names none
         parser.error("no command")
     if command.without_cycle_collector:
         gc.disable()
-    status = int(command.load().run(args) or 0)
+    try:
+        status = int(command.load().run(args) or 0)
+    except UsageError as error:  # worded as the parser's own usage errors
+        words = [args.command, *([args.room_command] if "room_command" in args else [])]
+        print(f"error: {error} (see {parser.prog} {' '.join(words)} --help)", file=sys.stderr)
+        return EXIT_USAGE
     sys.stdout.flush()
     return status
 

@@ -66,11 +66,6 @@ def only(results: list[LLMReply | LLMError]) -> LLMReply:
     return reply
 
 
-class Progress(list):
-    def append_pair(self, done: int, total: int) -> None:
-        self.append((done, total))
-
-
 def test_chat_and_completion_replies_and_parameters(tmp_path):
     requests = [
         ChatRequest(CHAT, {"temperature": 0.0, "seed": 7, "top_p": None, "stop": ["Q:"]}),
@@ -197,22 +192,15 @@ def test_400_is_the_items_error_unless_accepted_and_then_cached(tmp_path):
 def test_concurrency_limit_is_respected(tmp_path):
     requests = [CompletionRequest(f"prompt {i}") for i in range(24)]
     with serve(delay=0.05, responder=echo) as server:
-        seen = Progress()
-        results = client(server.base_url, tmp_path, concurrency=3).run(requests, seen.append_pair)
+        seen: list[int] = []
+        results = client(server.base_url, tmp_path, concurrency=3).run(
+            requests, on_result=lambda index, result: seen.append(index)
+        )
     assert [r.text for r in results if isinstance(r, LLMReply)] == [
         f"prompt {i}"[::-1] for i in range(24)
     ]
     assert server.most_at_once == 3
-    assert seen == [(i, 24) for i in range(1, 25)]
-
-
-def test_progress_counts_every_request(tmp_path):
-    seen = Progress()
-    with serve(echo) as server:
-        client(server.base_url, tmp_path).run(
-            [CompletionRequest(str(i)) for i in range(5)], seen.append_pair
-        )
-    assert seen == [(i, 5) for i in range(1, 6)]
+    assert sorted(seen) == list(range(24))
 
 
 def test_results_are_handed_over_as_they_come(tmp_path):
@@ -463,3 +451,43 @@ def test_the_cache_writer_commits_each_row_before_its_store_returns(tmp_path):
         writer.close()
     assert seen == [True] * 50
     reader.close()
+
+
+def test_identical_requests_in_flight_are_sent_once(tmp_path):
+    samples = [ChatRequest(CHAT, {"seed": n}) for n in range(3)]
+    requests = [ChatRequest(CHAT)] * 5 + samples + [ChatRequest(CHAT)]
+    log = tmp_path / "log.jsonl"
+    with serve(delay=0.2, responder=echo) as server:
+        llm = client(server.base_url, tmp_path, concurrency=4, log_path=log)
+        results = llm.run(requests)
+    assert server.requests_count == 4  # the repeated request once, each sample once
+    assert all(isinstance(r, LLMReply) and r.text == "はちにんこ" for r in results)
+    assert sum(r.cached for r in results) == 5  # the repeats, as from the cache
+    assert (llm.stats.calls, llm.stats.cached) == (4, 5)
+    logged = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    assert len(logged) == 9 and sum(not entry["cached"] for entry in logged) == 4
+
+
+def test_without_the_cache_identical_requests_are_each_sent(tmp_path):
+    with serve(delay=0.1, responder=echo) as server:
+        results = client(server.base_url, tmp_path, cache_path=None).run([ChatRequest(CHAT)] * 3)
+    assert server.requests_count == 3 and not any(r.cached for r in results)
+
+
+def test_identical_requests_share_a_refusal(tmp_path):
+    refusing = lambda p, r: Reply(status=400, error="context length exceeded", delay=0.2)  # noqa: E731
+    with serve(refusing) as server:
+        llm = client(server.base_url, tmp_path)
+        results = llm.run([ChatRequest(CHAT)] * 2)
+    assert server.requests_count == 1
+    assert all(isinstance(r, LLMError) and r.status == 400 for r in results)
+    assert llm.stats.failed == 2
+
+
+def test_replies_cut_at_max_tokens_are_counted_cached_or_not(tmp_path):
+    with serve(lambda p, r: Reply(text="長い", finish_reason="length")) as server:
+        first = client(server.base_url, tmp_path)
+        first.run([ChatRequest(CHAT)] * 2 + [CompletionRequest("x")])
+        again = client(server.base_url, tmp_path)
+        again.run([ChatRequest(CHAT)])
+    assert (first.stats.cut, again.stats.cut, again.stats.cached) == (3, 1, 1)

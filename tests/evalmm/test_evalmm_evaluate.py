@@ -100,7 +100,7 @@ def test_evaluate_writes_its_format_and_a_leaderboard(result: Path, tmp_path: Pa
 
 def test_evaluate_without_judge(result: Path, tmp_path: Path) -> None:
     needs_judge = run_cli("mm", "evaluate", str(result), cwd=tmp_path)
-    assert needs_judge.returncode == 1
+    assert needs_judge.returncode == 2
     assert "llm-as-a-judge asks a judge: give --base-url" in needs_judge.stderr
     plain = run_cli("mm", "evaluate", str(result), "--metrics", "rougel", "exact-match",
                     cwd=tmp_path)  # fmt: skip

@@ -184,7 +184,7 @@ def test_cli_judge_with_log_and_missing_flags(server: StandInServer, tmp_path: P
     source.write_text("".join(json.dumps(line) + "\n" for line in lines))
     args = ["mm", "score", "--metric", "llm-as-a-judge", "--evalmm-dir", str(evalmm_dir())]
     result = run_cli(*args, "--json", str(source), cwd=tmp_path)
-    assert result.returncode == 1 and "give --base-url and --judge-model" in result.stderr
+    assert result.returncode == 2 and "give --base-url and --judge-model" in result.stderr
     judged = [*args, "--base-url", url, "--judge-model", "j", "--json", str(source)]
     result = run_cli(*judged, cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -85,7 +85,10 @@ def test_a_reply_the_server_cuts_is_reported_as_cut(
     assert code == 1
     cut_reason = "cut at max_tokens before its verdict (raise --max-tokens)"
     assert errors(result) == {"pair4": f"order 1: {cut_reason}; order 2: {cut_reason}"}
-    assert err == [f"error: item 'pair4': order 1: {cut_reason}; order 2: {cut_reason}"]
+    assert err == [
+        "warning: 2 replies were cut at max_tokens (raise --max-tokens)",
+        f"error: item 'pair4': order 1: {cut_reason}; order 2: {cut_reason}",
+    ]
     summary = result["summary"]
     assert (summary["items"], summary["judged"], summary["errors"]) == (4, 3, 1)
     assert summary["settings"]["max_tokens"] == 300

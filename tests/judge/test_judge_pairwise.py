@@ -199,8 +199,8 @@ def test_items_or_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
             main(["judge", "pairwise", *args, *server])
         assert stopped.value.code == 2
         assert capsys.readouterr().err == f"error: {message} {see}\n"
-    assert main(["judge", "pairwise", items, "--trials", "2", *server]) == 1
-    expected = "error: --trials and --data go with --runs, not with ITEMS.jsonl\n"
+    assert main(["judge", "pairwise", items, "--trials", "2", *server]) == 2
+    expected = f"error: --trials and --data go with --runs, not with ITEMS.jsonl {see}\n"
     assert capsys.readouterr().err == expected
 
 

@@ -242,8 +242,13 @@ def test_a_second_run_makes_no_call(run: Run) -> None:
     assert printed["task"] == TASK and printed["model"] == "demo/model-7b"
     assert {k: f"{v:.3f}" for k, v in printed["scores"].items()} == expected_table(run.setup)
     assert "0 calls" in second.stderr
-    replies = (run.out / "lctg-ad_text-replies.jsonl").read_text("utf-8").splitlines()
-    assert len(replies) == 2 * before  # every reply logged, the second run's from the cache
+    lines = (run.out / "lctg-ad_text-replies.jsonl").read_text("utf-8").splitlines()
+    replies = [json.loads(line) for line in lines]
+    # Every reply logged, each call's once (identical requests are sent once), the second
+    # run's from the cache.
+    half = len(replies) // 2
+    assert len(replies) == 2 * half and all(reply["cached"] for reply in replies[half:])
+    assert sum(not reply["cached"] for reply in replies) == before
 
 
 def test_original_sampling_sends_neither_temperature_nor_seed(run: Run, tmp_path: Path) -> None:

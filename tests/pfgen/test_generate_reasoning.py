@@ -109,9 +109,7 @@ def test_a_reply_cut_inside_its_reasoning_is_asked_again_and_counted(
             server.base_url, tmp_path, data_dir, "--strip-reasoning", mode="qa", trials=1
         )
     assert result.returncode == 0, result.stderr
-    assert "warning: 50 replies were cut at max_tokens before an answer (raise --max-tokens)" in (
-        result.stderr
-    )
+    assert "warning: 50 replies were cut at max_tokens (raise --max-tokens)" in result.stderr
     assert all(record["answer"].startswith("回答") for record in records(run_dir_of(tmp_path)))
 
 
@@ -121,6 +119,8 @@ def test_replies_always_cut_give_the_trial_up_with_the_hint(data_dir: Path, tmp_
         result = run_generate(server.base_url, tmp_path, data_dir, mode="chat", trials=2)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert server.requests_count == 2 * 50 * 10  # every question asked ten times
+    # Every cut reply counted, those that came after their trial was given up too.
+    assert "warning: 1000 replies were cut at max_tokens (raise --max-tokens)" in result.stderr
     assert f"after 10 asks (last: {CUT_HINT})" in result.stderr
     assert "error: 2 trials given up; 0 of 2 trials finished" in result.stderr
     assert not list(run_dir_of(tmp_path).glob("trial_*"))

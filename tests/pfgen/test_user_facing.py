@@ -43,7 +43,7 @@ def test_generate_rejects_a_base_url_that_is_not_http(tmp_path: Path, url: str) 
     result = run_cli(
         "generate", "--model", "m", "--mode", "qa", "--base-url", url, "--out", "out", cwd=tmp_path
     )
-    assert_one_line_error(result, "--base-url")
+    assert_one_line_error(result, "--base-url", status=2)
     assert not (tmp_path / "out").exists()
 
 
@@ -237,7 +237,7 @@ def test_report_and_build_refs_tables_when_piped(tmp_path: Path) -> None:
 # No command, and --version.
 def test_no_command_prints_usage_and_the_commands(tmp_path: Path) -> None:
     result = run_cli(cwd=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 2  # a usage error: no command
     text = result.stdout + result.stderr
     assert "usage:" in text
     for command in ("score", "eval", "report", "build-refs", "data", "lctg", "judge"):

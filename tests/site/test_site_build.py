@@ -183,7 +183,7 @@ def test_broken_files_are_named_and_left_out(inputs: dict[str, Path], tmp_path: 
     warnings = done.stderr.strip().splitlines()
     assert any(str(bad_run / "prediction.jsonl") + ":1" in w for w in warnings), warnings
     assert any(str(bad_result / "result.json") in w for w in warnings), warnings
-    assert all(w.startswith("warning: ") for w in warnings)
+    assert all(w.startswith("error: ") for w in warnings)
     index = (out / "index.html").read_text(encoding="utf-8")
     assert f'data-run="{MM_TASK}/good"' in index
     assert "broken" not in index and 'data-leaderboard="pfgen"' not in index
@@ -635,7 +635,7 @@ def test_a_judge_folder_without_results_is_one_warning_and_no_row(
     done = run_cli("site", out, "--judge", judge, "--lctg", inputs["lctg"])
     assert done.returncode == 1
     [warning] = done.stderr.strip().splitlines()
-    assert warning.startswith(f"warning: {judge}: nothing recognised")
+    assert warning.startswith(f"error: {judge}: nothing recognised")
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'data-leaderboard="judge"' not in index and 'data-run="."' not in index
 

@@ -11,4 +11,9 @@ class DataError(PfgenError):
 
 class InputError(PfgenError):
     """The user's input is unusable: a file or folder given, a line of an input file (trials,
-    candidates), or options that only the command can check against each other."""
+    candidates)."""
+
+
+class UsageError(PfgenError):
+    """Options or arguments refused before anything runs that only the command can check
+    (against each other, or one of several required): exit status 2, as argparse's."""

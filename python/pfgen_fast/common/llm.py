@@ -27,6 +27,10 @@
   servers answer under whatever name they are given and different providers reuse names, and a
   wrong hit would silently give wrong results, while a server moved to a new address only
   costs calls. The API key, timeouts and concurrency are not part of it.
+* Single flight: with the cache, a request identical to one in flight (the same key) is not
+  sent; it takes that one's result, the reply marked cached. Requests meant as separate
+  samples differ in their body (a seed), so they stay separate. Without the cache every
+  request is sent.
 * Every reply, cached or not, and every failure is appended to `log_path` as one JSON line.
 * Several servers (replicas of one model): each runs `concurrency` requests at once, taking the
   next request as soon as it is free, so faster servers take more. A request that fails after
@@ -56,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import os
+import sys
 import urllib.parse
 from collections.abc import Callable, Iterable, Sized
 from pathlib import Path
@@ -63,13 +68,12 @@ from typing import TYPE_CHECKING, Any
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.llm_cache import CacheWriter, ResponseCache, default_cache_path
-from pfgen_fast.common.llm_calls import Failure, FailureKind
 from pfgen_fast.common.llm_dispatch import (
     FAILURE_SHARE,
     Dispatcher,
     ReplyLog,
     Reporting,
-    Server,
+    Settings,
     too_many_failures,
 )
 from pfgen_fast.common.llm_replies import (
@@ -78,7 +82,6 @@ from pfgen_fast.common.llm_replies import (
     LLMError,
     LLMReply,
     LLMStats,
-    MalformedReply,
     TokenLogprob,
     parse_logprobs,
     parse_reply,
@@ -99,8 +102,40 @@ __all__ = [
     "TokenLogprob",
     "parse_logprobs",
     "parse_reply",
+    "cut_warning",
     "too_many_failures",
+    "warn_if_cut",
 ]
+
+
+# What a server's base URL is.
+SERVER_URL = "an http:// or https:// URL with a host"
+
+
+def is_server_url(url: str) -> bool:
+    """Whether `url` can be a server's base URL (SERVER_URL)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed address (an unclosed IPv6 bracket)
+        return False
+
+
+def cut_warning(count: int, whose: str = "", option: str = "--max-tokens") -> str | None:
+    """What a command says of the replies cut at max_tokens (`LLMStats.cut`, summed over its
+    clients), with the option that raises the limit; None when none was. `whose` names the
+    replies ("judge ") where a command asks more than one model."""
+    if not count:
+        return None
+    replies = "reply was" if count == 1 else "replies were"
+    return f"{count} {whose}{replies} cut at max_tokens (raise {option})"
+
+
+def warn_if_cut(stats: LLMStats, whose: str = "", option: str = "--max-tokens") -> None:
+    """Prints `cut_warning` of a client's counts on standard error, if there is one."""
+    warning = cut_warning(stats.cut, whose, option)
+    if warning is not None:
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 class _Default(enum.Enum):
@@ -132,11 +167,8 @@ class LLMClient:
         if not base_urls:
             raise PfgenError("the LLM client needs a server (--base-url)")
         for url in base_urls:
-            parts = urllib.parse.urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise PfgenError(
-                    f"--base-url {url!r}: expected an http:// or https:// URL with a host"
-                )
+            if not is_server_url(url):
+                raise PfgenError(f"--base-url {url!r}: expected {SERVER_URL}")
         if concurrency < 1 or timeout <= 0 or max_retries < 0:
             raise PfgenError("the LLM client needs concurrency >= 1, timeout > 0, retries >= 0")
         self.base_urls = list(dict.fromkeys(url.rstrip("/") for url in base_urls))
@@ -170,32 +202,39 @@ class LLMClient:
     def run(
         self,
         requests: Iterable[ChatRequest | CompletionRequest],
-        progress: Callable[[int, int], None] | None = None,
         *,
         on_result: Callable[[int, LLMReply | LLMError], None] | None = None,
         label: str = "requests",
         total: int | None = None,
     ) -> list[LLMReply | LLMError]:
         """The replies in request order (an LLMError where a request failed, see the module's
-        docstring). As each request is done, `on_result(index, result)` then `progress(done,
-        total)` are called (an exception they raise stops the run). An iterator is read only
-        as servers are free; `total` says how many requests it gives at most (the count is
-        corrected when it ends; without it, and without a length, `total` is 0). `label`
-        names the run's progress bar. Not callable from a running event loop."""
+        docstring). As each request is done, `on_result(index, result)` is called (an
+        exception it raises stops the run). An iterator is read only as servers are free;
+        `total` says how many requests it gives at most (the count is corrected when it ends;
+        without it, and without a length, `total` is 0). `label` names the run's progress
+        bar. Not callable from a running event loop."""
         if total is None:
             total = len(requests) if isinstance(requests, Sized) else 0
+        settings = Settings(
+            tuple(self.base_urls),
+            self.model,
+            self.api_key,
+            self.concurrency,
+            self.timeout,
+            self.max_retries,
+            self.accept_400,
+            self.extra_body,
+        )
         log = None if self.log_path is None else ReplyLog(self.log_path)
         writer = None if self.cache_path is None else CacheWriter(self.cache_path)
         bar = None if self.progress is None else self.progress.task(label, total or None)
         try:
             reporting = Reporting(
-                on_result,
-                progress,
-                bar.advance if bar else None,
-                bar.set_total if bar else None,
-                log,
+                on_result, bar.advance if bar else None, bar.set_total if bar else None, log
             )
-            dispatcher = Dispatcher(self, iter(requests), total, reporting, writer)
+            dispatcher = Dispatcher(
+                settings, self.cache, self.stats, iter(requests), total, reporting, writer
+            )
             return asyncio.run(dispatcher.run())
         finally:
             if bar is not None:
@@ -204,71 +243,3 @@ class LLMClient:
                 writer.close()
             if log is not None:
                 log.close()
-
-    def from_cache(self, key: str, request: ChatRequest | CompletionRequest) -> LLMReply | None:
-        """The cached reply, if any this client takes (a 400 only when it accepts 400)."""
-        found = self.cache.get(key) if self.cache is not None else None
-        if found is None:
-            return None
-        status, raw = found
-        if status == 400:
-            if not self.accept_400:
-                return None
-            reply = LLMReply("", None, None, {}, 400, True, raw)
-        else:
-            try:
-                reply = parse_reply(raw, isinstance(request, ChatRequest), status, cached=True)
-            except MalformedReply:  # stored by another version of this client: ask again
-                return None
-        self.stats.cached += 1
-        return reply
-
-    def failed(self, url: str, failure: Failure) -> LLMError:
-        """The error in the slot of a request that failed (refused for itself, or after every
-        try)."""
-        if failure.kind is FailureKind.ITEM:
-            message = f"{url}: HTTP {failure.status}: {failure.message} (model {self.model})"
-        else:
-            message = (
-                f"{url}: no answer after {failure.tries} tries ({failure.reason}); "
-                f"model {self.model}"
-            )
-        return LLMError(message, failure.status, failure.reason)
-
-    def refused(self, url: str, failure: Failure) -> LLMError:
-        """The error that stops a run: a refusal that holds for every request."""
-        status, message = failure.status, failure.message
-        if status in (401, 403):
-            hint = "check" if self.api_key else "set"
-            return LLMError(
-                f"{url}: authentication failed (HTTP {status}: {message}); {hint} "
-                f"OPENAI_API_KEY (model {self.model})",
-                status,
-                failure.reason,
-            )
-        return LLMError(
-            f"{url}: HTTP {status}: {message} (model {self.model})", status, failure.reason
-        )
-
-    def all_down(self, servers: list[Server]) -> LLMError:
-        """The error that stops a run when every server failed `max(concurrency, 3)` requests
-        in a row: "looks down" only when the last of them got no answer at all."""
-        last = next(s.last_error for s in reversed(servers) if s.last_error is not None)
-        if len(servers) > 1:
-            urls = ", ".join(self.base_urls)
-            if any(server.answers for server in servers):
-                return LLMError(
-                    f"every server failed its requests ({urls}); last: {last}", last.status
-                )
-            return LLMError(f"every server looks down ({urls}); last: {last}", last.status)
-        count = servers[0].failures_in_a_row
-        if servers[0].answers:
-            return LLMError(
-                f"{self.base_url}: the server answers, but {count} requests in a row failed "
-                f"(last: {last})",
-                last.status,
-            )
-        return LLMError(
-            f"{self.base_url}: the server looks down ({count} calls in a row failed; last: {last})",
-            last.status,
-        )

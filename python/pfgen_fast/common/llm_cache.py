@@ -172,4 +172,8 @@ def default_cache_path() -> Path:
 
 
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """The JSON of a request (its cache key, its body as sent); NaN and infinities, which
+    JSON has not, are a ValueError."""
+    return json.dumps(
+        value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+    )

@@ -1,6 +1,7 @@
 """One run of `LLMClient.run`: requests handed to workers (`concurrency` per server), each
-request's reply or failure recorded, the failover between servers, and the rules that stop
-a run (see `common.llm`).
+request's reply or failure recorded, identical requests sent once, the failover between
+servers, and the rules that stop a run (see `common.llm`). A run takes the client's settings,
+its cache and its counts, never the client itself.
 
 The workers share their state in one object on one event loop, never across an await in the
 middle of a change. A worker with nothing to do waits for the next change (`wake`), through an
@@ -18,25 +19,25 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import httpx
 
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.llm_cache import CacheRow, CacheWriter, canonical_json
+from pfgen_fast.common.llm_cache import CacheRow, CacheWriter, ResponseCache, canonical_json
 from pfgen_fast.common.llm_calls import Caller, Failure, FailureKind
 from pfgen_fast.common.llm_replies import (
     ChatRequest,
     CompletionRequest,
     LLMError,
     LLMReply,
+    LLMStats,
+    MalformedReply,
+    parse_reply,
     request_for_record,
 )
-
-if TYPE_CHECKING:
-    from pfgen_fast.common.llm import LLMClient
 
 Result = LLMReply | LLMError
 # Calls failing for good in a row (with no reply in between) that mark a server as down.
@@ -51,6 +52,22 @@ MIN_COUNT = 20
 def too_many_failures(failed: int, count: int) -> bool:
     """Whether `failed` of `count` items is more than the share a run takes (FAILURE_SHARE)."""
     return failed > count * FAILURE_SHARE
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a client asks with: its servers' base URLs (no trailing slash), the model, the API
+    key ("" for none), requests at once per server, a request's timeout and retries, whether a
+    400 is an answer, and the body merged into every request."""
+
+    base_urls: tuple[str, ...]
+    model: str
+    api_key: str
+    concurrency: int
+    timeout: float
+    max_retries: int
+    accept_400: bool
+    extra_body: dict[str, Any]
 
 
 @dataclass
@@ -145,45 +162,52 @@ class ReplyLog:
 
 @dataclass
 class Reporting:
-    """Where a run tells what it did: `on_result(index, result)` then `progress(done,
-    total)` as each request is done, `advance(cached=, failed=)` and `set_total(count)` for a
-    progress bar, and the log."""
+    """Where a run tells what it did: `on_result(index, result)` as each request is done,
+    `advance(cached=, failed=)` and `set_total(count)` for a progress bar, and the log."""
 
     on_result: Callable[[int, Result], None] | None = None
-    progress: Callable[[int, int], None] | None = None
     advance: Callable[..., None] | None = None
     set_total: Callable[[int], None] | None = None
     log: ReplyLog | None = None
 
 
 class Dispatcher:
-    """Runs the requests of one `LLMClient.run` on the client's servers."""
+    """Runs the requests of one `LLMClient.run` on the client's servers. With a response
+    cache (`cache` to read, `writer` to store), a request identical to one in flight (same
+    key) is not sent: it waits for that one and takes its result, the reply as from the cache
+    (single flight). `stats` (the client's) counts the calls, cached replies, failures, cut
+    replies and tokens."""
 
     def __init__(
         self,
-        client: LLMClient,
+        settings: Settings,
+        cache: ResponseCache | None,
+        stats: LLMStats,
         requests: Iterator[ChatRequest | CompletionRequest],
         total: int,
         reporting: Reporting,
         writer: CacheWriter | None,
     ) -> None:
-        self.client = client
+        self.settings = settings
+        self.cache = cache
+        self.stats = stats
         self.requests = requests
         self.total = total
         self.reporting = reporting
         self.writer = writer
         self.caller = Caller(
-            timeout=client.timeout, max_retries=client.max_retries, accept_400=client.accept_400
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            accept_400=settings.accept_400,
         )
-        self.servers = [Server(url) for url in client.base_urls]
-        self.down_after = max(client.concurrency, MIN_FAILURES_FOR_DOWN)
+        self.servers = [Server(url) for url in settings.base_urls]
+        self.down_after = max(settings.concurrency, MIN_FAILURES_FOR_DOWN)
         self.results: list[Result | None] = []
         self.exhausted = False
         self.done = 0
         self.failed: list[LLMError] = []
-        # Keys stored by this run: the same request again in it is asked again, as when every
-        # request looked in the cache before the first reply came.
-        self.stored_now: set[str] = set()
+        # By key, the request being asked and the identical ones waiting for its result.
+        self.in_flight: dict[str, tuple[Job, list[Job]]] = {}
         self.changed = asyncio.Event()
         self.stopped: BaseException | None = None
         self.workers: list[asyncio.Task[None]] = []
@@ -192,9 +216,9 @@ class Dispatcher:
 
     async def run(self) -> list[Result]:
         headers = {"Content-Type": "application/json"}
-        if self.client.api_key:
-            headers["Authorization"] = f"Bearer {self.client.api_key}"
-        size = self.client.concurrency
+        if self.settings.api_key:
+            headers["Authorization"] = f"Bearer {self.settings.api_key}"
+        size = self.settings.concurrency
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
         async with AsyncExitStack() as stack:
             for number in range(len(self.servers)):
@@ -208,7 +232,7 @@ class Dispatcher:
                 for worker in self.workers:
                     worker.cancel()
                 await asyncio.wait(self.workers)
-        self.client.stats.calls += self.caller.calls
+        self.stats.calls += self.caller.calls
         if self.stopped is not None:
             raise self.stopped
         return [result for result in self.results if result is not None]
@@ -263,19 +287,27 @@ class Dispatcher:
                     self.reporting.set_total(self.total)
             return None
         self.results.append(None)
-        client = self.client
+        settings = self.settings
         return make_job(
-            len(self.results) - 1, request, client.model, client.base_urls, client.extra_body
+            len(self.results) - 1,
+            request,
+            settings.model,
+            list(settings.base_urls),
+            settings.extra_body,
         )
 
     # One request.
 
     async def do(self, job: Job, number: int, http: httpx.AsyncClient) -> None:
-        """Asks for one request (the cache first) and records its result."""
+        """Asks for one request (the cache first, then the identical request in flight) and
+        records its result."""
         server = self.servers[number]
-        result: Result | None = None
-        if job.key not in self.stored_now:
-            result = self.client.from_cache(job.key, job.request)
+        result: Result | None = self.from_cache(job)
+        if result is None and self.cache is not None:
+            flight = self.in_flight.setdefault(job.key, (job, []))
+            if flight[0] is not job:  # the result comes with the one asked
+                flight[1].append(job)
+                return
         if result is None:
             url = server.base_url + job.request.endpoint
             outcome = await self.caller.call(
@@ -283,16 +315,15 @@ class Dispatcher:
             )
             if isinstance(outcome, Failure):
                 if outcome.kind is FailureKind.FATAL:
-                    error = self.client.refused(url, outcome)
+                    error = refused(self.settings, url, outcome)
                     self.log(job, server.base_url, error)
                     raise error
-                result = self.client.failed(url, outcome)
+                result = failed(self.settings, url, outcome)
                 if outcome.kind is FailureKind.ITEM:
                     server.failures_in_a_row = 0  # the server answers
                 elif self.fail_over(job, number, result, outcome.answered):
                     self.wake()
                     return
-                self.client.stats.failed += 1
             else:
                 server.failures_in_a_row = 0
                 await self.store(job, url, outcome)
@@ -300,12 +331,26 @@ class Dispatcher:
         self.finish(job, result, server.base_url)
         self.wake()
 
+    def from_cache(self, job: Job) -> LLMReply | None:
+        """The cached reply, if any the run takes (a 400 only when it accepts 400)."""
+        found = self.cache.get(job.key) if self.cache is not None else None
+        if found is None:
+            return None
+        status, raw = found
+        if status == 400:
+            if not self.settings.accept_400:
+                return None
+            return LLMReply("", None, None, {}, 400, True, raw)
+        try:
+            return parse_reply(raw, isinstance(job.request, ChatRequest), status, cached=True)
+        except MalformedReply:  # stored by another version of this client: ask again
+            return None
+
     async def store(self, job: Job, url: str, reply: LLMReply) -> None:
         """Counts the reply's tokens and commits it to the cache (off the event loop)."""
-        stats = self.client.stats
+        stats = self.stats
         stats.prompt_tokens += reply.usage.get("prompt_tokens", 0)
         stats.completion_tokens += reply.usage.get("completion_tokens", 0)
-        self.stored_now.add(job.key)
         if self.writer is not None:
             request = canonical_json(job.record())
             await self.writer.store(CacheRow(job.key, url, request, reply.status, reply.raw))
@@ -341,6 +386,24 @@ class Dispatcher:
     # What a result tells.
 
     def finish(self, job: Job, result: Result, base_url: str) -> None:
+        """Records the result, then for each identical request that waited for it, the same
+        result (a reply as from the cache)."""
+        self.record(job, result, base_url)
+        _, waiting = self.in_flight.pop(job.key, (job, []))
+        shared = replace(result, cached=True) if isinstance(result, LLMReply) else result
+        for follower in waiting:
+            self.record(follower, shared, base_url)
+
+    def record(self, job: Job, result: Result, base_url: str) -> None:
+        """Counts the result, logs it, hands it to the command, and applies the stop rules."""
+        stats = self.stats
+        if isinstance(result, LLMError):
+            stats.failed += 1
+        else:
+            if result.cached:
+                stats.cached += 1
+            if result.finish_reason == "length":
+                stats.cut += 1
         self.log(job, base_url, result)
         self.results[job.index] = result
         self.done += 1
@@ -350,8 +413,6 @@ class Dispatcher:
             reporting.advance(cached=cached, failed=isinstance(result, LLMError))
         if reporting.on_result is not None:
             reporting.on_result(job.index, result)
-        if reporting.progress is not None:
-            reporting.progress(self.done, self.total)
         if isinstance(result, LLMError):
             self.failed.append(result)
             self.check_failures()
@@ -370,7 +431,7 @@ class Dispatcher:
         """Raises an LLMError when every server is down, or when too many requests failed
         while some are left to ask (at the end, the results say it all)."""
         if all(server.down for server in self.servers):
-            raise self.client.all_down(self.servers)
+            raise all_down(self.settings, self.servers)
         asked = self.total or len(self.results)
         if not too_many_failures(len(self.failed), max(asked, MIN_COUNT)):
             return
@@ -383,3 +444,57 @@ class Dispatcher:
             f"stopped (the first: {first})",
             first.status,
         )
+
+
+# The errors of a run, worded for the command.
+
+
+def failed(settings: Settings, url: str, failure: Failure) -> LLMError:
+    """The error in the slot of a request that failed (refused for itself, or after every
+    try)."""
+    if failure.kind is FailureKind.ITEM:
+        message = f"{url}: HTTP {failure.status}: {failure.message} (model {settings.model})"
+    else:
+        message = (
+            f"{url}: no answer after {failure.tries} tries ({failure.reason}); "
+            f"model {settings.model}"
+        )
+    return LLMError(message, failure.status, failure.reason)
+
+
+def refused(settings: Settings, url: str, failure: Failure) -> LLMError:
+    """The error that stops a run: a refusal that holds for every request."""
+    status, message = failure.status, failure.message
+    if status in (401, 403):
+        hint = "check" if settings.api_key else "set"
+        return LLMError(
+            f"{url}: authentication failed (HTTP {status}: {message}); {hint} "
+            f"OPENAI_API_KEY (model {settings.model})",
+            status,
+            failure.reason,
+        )
+    return LLMError(
+        f"{url}: HTTP {status}: {message} (model {settings.model})", status, failure.reason
+    )
+
+
+def all_down(settings: Settings, servers: list[Server]) -> LLMError:
+    """The error that stops a run when every server failed `max(concurrency, 3)` requests in
+    a row: "looks down" only when the last of them got no answer at all."""
+    last = next(s.last_error for s in reversed(servers) if s.last_error is not None)
+    if len(servers) > 1:
+        urls = ", ".join(settings.base_urls)
+        if any(server.answers for server in servers):
+            return LLMError(f"every server failed its requests ({urls}); last: {last}", last.status)
+        return LLMError(f"every server looks down ({urls}); last: {last}", last.status)
+    base_url = settings.base_urls[0]
+    count = servers[0].failures_in_a_row
+    if servers[0].answers:
+        return LLMError(
+            f"{base_url}: the server answers, but {count} requests in a row failed (last: {last})",
+            last.status,
+        )
+    return LLMError(
+        f"{base_url}: the server looks down ({count} calls in a row failed; last: {last})",
+        last.status,
+    )

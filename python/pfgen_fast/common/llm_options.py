@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from collections.abc import Collection
 from pathlib import Path
@@ -16,14 +17,23 @@ from pfgen_fast.common.cli_args import (
     non_negative_int,
     positive_float,
     positive_int,
+    refused,
 )
 from pfgen_fast.common.jsonl import type_name
-from pfgen_fast.common.llm import DEFAULT, LLMClient
+from pfgen_fast.common.llm import DEFAULT, SERVER_URL, LLMClient, is_server_url
 from pfgen_fast.common.progress import add_quiet_argument, progress_from_args
 
 # Request fields no `--extra-body` may set: what names the model and carries the input, and
 # what changes the reply's form (a stream, several choices) from the one the client reads.
 CLIENT_FIELDS = ("model", "messages", "prompt", "stream", "n")
+
+
+def base_url(text: str) -> str:
+    """An argument type: a server's base URL (also $OPENAI_BASE_URL, the default it stands
+    for)."""
+    if not is_server_url(text):
+        raise refused(text, f"{SERVER_URL}, e.g. http://127.0.0.1:8000/v1")
+    return text
 
 
 class BaseURLs(argparse.Action):
@@ -51,7 +61,7 @@ class ExtraBody:
 
     def __call__(self, text: str) -> dict[str, Any]:
         try:
-            value = json.loads(text)
+            value = json.loads(text, parse_constant=not_json, parse_float=finite_float)
         except ValueError as error:
             raise argparse.ArgumentTypeError(f"not JSON ({error})") from None
         if not isinstance(value, dict):
@@ -62,6 +72,21 @@ class ExtraBody:
                 f"{', '.join(map(repr, clashes))}: set by this command itself, not by --extra-body"
             )
         return value
+
+
+def not_json(word: str) -> Any:
+    """What Python's JSON reader takes beyond JSON (NaN, Infinity, -Infinity): refused, as no
+    server reads it."""
+    raise ValueError(f"{word} is not a JSON value; JSON numbers are finite")
+
+
+def finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent; refused when too large for a float (1e999),
+    which Python would read as infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is too large for a number a server reads")
+    return value
 
 
 def add_llm_arguments(
@@ -85,12 +110,14 @@ def add_llm_arguments(
             "--base-url",
             required=True,
             action=BaseURLs,
+            type=base_url,
             help=f"OpenAI-compatible API base URL, e.g. http://127.0.0.1:8000/v1 ({key_help})",
         )
     else:
         group.add_argument(
             "--base-url",
             action=BaseURLs,
+            type=base_url,
             default=os.environ.get("OPENAI_BASE_URL") or base_url_default,
             help=f"server URL (default: $OPENAI_BASE_URL, else {base_url_default}); {key_help}",
         )

@@ -75,13 +75,15 @@ class LLMReply:
 
 @dataclass
 class LLMStats:
-    """`calls`: HTTP requests sent (retries included); `cached`: replies taken from the cache;
-    `failed`: requests that failed for good; tokens as the servers counted them in the replies
-    of calls made (cached replies cost nothing)."""
+    """`calls`: HTTP requests sent (retries included); `cached`: replies taken from the cache
+    (or from an identical request of the run); `failed`: requests that failed for good; `cut`:
+    replies cut at max_tokens (`finish_reason` "length"), cached or not; tokens as the servers
+    counted them in the replies of calls made (cached replies cost nothing)."""
 
     calls: int = 0
     cached: int = 0
     failed: int = 0
+    cut: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
 

@@ -4,12 +4,12 @@ records and summary of the paper's method and its baselines."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
-from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply, cut_warning
 from pfgen_fast.common.reasoning import after_reasoning
 from pfgen_fast.judge.items import PairItem
 from pfgen_fast.judge.metrics import concordance, fleiss_kappa, robustness
@@ -27,7 +27,6 @@ METHODS = ("proposed", "bs1", "bs2")
 RESULT_ONLY_MAX_TOKENS = 1
 REASONED_MAX_TOKENS = 2048
 
-Progress = Callable[[int, int], None]
 CriteriaKey = tuple[str, str | None]
 
 
@@ -85,28 +84,29 @@ def judge_request(
 
 @dataclass
 class Criteria:
-    """The criteria of each (question, reference) judged, the failures of the others, and how
-    many replies held none (used as an empty text, with a warning)."""
+    """The criteria of each (question, reference) judged, the failures of the others, how
+    many replies held none (used as an empty text, with a warning) and how many were cut at
+    max_tokens."""
 
     texts: dict[CriteriaKey, str] = field(default_factory=dict)
     errors: dict[CriteriaKey, str] = field(default_factory=dict)
     empty: int = 0
+    cut: int = 0
 
 
 def generate_criteria(
     client: LLMClient,
     items: Sequence[PairItem],
     setup: JudgeSetup,
-    progress: Progress | None,
     tokens: Counter[str],
 ) -> Criteria:
     """The criteria of every distinct (question, reference), one call each, read after the
     judge's reasoning. The replies' tokens are added to `tokens`."""
     keys = list(dict.fromkeys((item.question, item.reference) for item in items))
     requests = [criteria_request(q, r, setup.criteria_max_tokens) for q, r in keys]
-    replies = client.run(requests, progress, label="criteria")
+    replies = client.run(requests, label="criteria")
     tokens.update(reply_tokens(replies))
-    criteria = Criteria()
+    criteria = Criteria(cut=cut_replies(replies))
     for key, reply in zip(keys, replies, strict=True):
         if isinstance(reply, LLMReply) and reply.finish_reason != "length":
             text = after_reasoning(reply.text)
@@ -219,7 +219,6 @@ def judge_pairs(
     client: LLMClient,
     items: Sequence[PairItem],
     setup: JudgeSetup,
-    progress: Progress | None = None,
 ) -> PairwiseRun:
     """One record per item: both orders' letters and probabilities, the three verdicts,
     whether the orders agree, the replies' text; `error` when a call failed or no verdict
@@ -227,14 +226,14 @@ def judge_pairs(
     criteria = Criteria()
     tokens: Counter[str] = Counter()
     if setup.prompt.with_criteria:
-        criteria = generate_criteria(client, items, setup, progress, tokens)
+        criteria = generate_criteria(client, items, setup, tokens)
     judged = [item for item in items if (item.question, item.reference) not in criteria.errors]
     requests = []
     for item in judged:
         text = criteria.texts.get((item.question, item.reference))
         requests.append(judge_request(setup, item, swapped=False, criteria=text))
         requests.append(judge_request(setup, item, swapped=True, criteria=text))
-    judged_replies = client.run(requests, progress, label="verdicts")
+    judged_replies = client.run(requests, label="verdicts")
     tokens.update(reply_tokens(judged_replies))
     replies = iter(judged_replies)
     records = []
@@ -247,7 +246,14 @@ def judge_pairs(
         if setup.prompt.with_criteria:
             record["criteria"] = criteria.texts[key]
         records.append(record)
-    return PairwiseRun(records, tokens, run_warnings(records, criteria.empty))
+    # A result-only verdict is one token: its reply ends at max_tokens by design.
+    cut = criteria.cut + (cut_replies(judged_replies) if setup.prompt.reasoning else 0)
+    return PairwiseRun(records, tokens, run_warnings(records, criteria.empty, cut))
+
+
+def cut_replies(replies: Sequence[LLMReply | LLMError]) -> int:
+    """How many of the replies were cut at max_tokens."""
+    return sum(isinstance(r, LLMReply) and r.finish_reason == "length" for r in replies)
 
 
 def fewest_alternatives(record: dict[str, Any]) -> int | None:
@@ -256,8 +262,9 @@ def fewest_alternatives(record: dict[str, Any]) -> int | None:
     return min(order["alternatives"] for order in orders) if orders else None
 
 
-def run_warnings(records: Sequence[dict[str, Any]], empty_criteria: int) -> list[str]:
-    """Fewer alternatives than asked for, and criteria replies without criteria."""
+def run_warnings(records: Sequence[dict[str, Any]], empty_criteria: int, cut: int) -> list[str]:
+    """Fewer alternatives than asked for, criteria replies without criteria, and replies cut
+    at max_tokens."""
     warnings = []
     counts = [n for n in map(fewest_alternatives, records) if n is not None and n < TOP_LOGPROBS]
     if counts:
@@ -271,6 +278,9 @@ def run_warnings(records: Sequence[dict[str, Any]], empty_criteria: int) -> list
             f"{empty_criteria} criteria replies were empty; their questions were judged with "
             "empty criteria"
         )
+    cut_line = cut_warning(cut)
+    if cut_line is not None:
+        warnings.append(cut_line)
     return warnings
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
@@ -68,7 +68,6 @@ def rate_runs(
     questions: Sequence[Question],
     trials: int | None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[RunRating], Counter[str]]:
     """One record per rated answer (run, question, trial, rating, reply, error when unrated),
     each run's summary, and the tokens of all replies; `runs` pairs each run with its
@@ -83,7 +82,7 @@ def rate_runs(
                 text = pointwise_prompt(question.question, question.note, answer)
                 keys.append((run.name, question, t + 1))
                 requests.append(ChatRequest([{"role": "user", "content": text}], params))
-    replies = client.run(requests, progress, label="ratings")
+    replies = client.run(requests, label="ratings")
     records = []
     ratings: dict[str, list[float | None]] = {run.name: [] for run, _ in runs}
     for (name, question, trial), reply in zip(keys, replies, strict=True):

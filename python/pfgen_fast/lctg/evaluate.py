@@ -4,9 +4,7 @@ the four checks, and the scores. Calls go through the shared LLM client (cached,
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
@@ -17,8 +15,6 @@ from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
 from pfgen_fast.lctg.generations import GenerationRow
 from pfgen_fast.lctg.templates import Templates
 
-# Told (stage, requests done, requests) as replies come in.
-Progress = Callable[[str, int, int], None]
 FIRST_LABELS = {"適切": True, "不適切": False}
 RETRY_LABELS = {"True": True, "False": False}
 CUT = "cut at max_tokens before the end of its reply (raise --max-tokens)"
@@ -62,13 +58,12 @@ class Item:
 
 @dataclass(frozen=True)
 class Calls:
-    """How the remover and the judge are asked: the client, the benchmark's templates, the
-    request parameters, and where each stage's progress goes."""
+    """How the remover and the judge are asked: the client, the benchmark's templates and
+    the request parameters."""
 
     client: LLMClient
     templates: Templates
     params: dict[str, Any]
-    progress: Progress | None
 
     def chat(self, prompt: str) -> ChatRequest:
         messages = [
@@ -79,8 +74,7 @@ class Calls:
 
     def run(self, requests: list[ChatRequest], stage: str) -> list[LLMReply | LLMError]:
         """The replies of one stage's requests, in order."""
-        callback = None if self.progress is None else partial(self.progress, stage)
-        return self.client.run(requests, callback, label=stage)
+        return self.client.run(requests, label=stage)
 
 
 def call_failure(result: LLMReply | LLMError) -> str | None:
@@ -176,11 +170,10 @@ def run_evaluation(
     params: dict[str, Any],
     *,
     strip: bool = False,
-    progress: Progress | None = None,
 ) -> list[Item]:
     """Every generation cleaned, judged and checked (or its failure recorded)."""
     items = make_items(rows, strip)
-    calls = Calls(client, templates, params, progress)
+    calls = Calls(client, templates, params)
     remove_headers(calls, items)
     # The benchmark's judge script reads the source text from the generation file.
     base_texts = {row.prompt_id: row.base_text or prompts[row.prompt_id].base_text for row in rows}

@@ -5,7 +5,6 @@ cached on its own: an interrupted run resumes) and a re-run with the same seed r
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -82,14 +81,13 @@ def generate(
     seed: int,
     out: Path,
     strip: bool = False,
-    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Path, list[str]]:
     """Generates every prompt's texts and writes the file: the path, and the failures (one
     line each, naming prompt, constraint and generation). A prompt with a failed generation
     is left out of the file (the benchmark scores the prompts present); its replies received
     are cached, so a re-run resumes."""
     requests = generation_requests(prompts, system_prompt, generations, params, seed)
-    results = client.run(requests, progress, label="generation")
+    results = client.run(requests, label="generation")
     texts, failures, failed_prompts = [], [], set()
     for index, result in enumerate(results):
         text, failure = generation_text(result, strip)

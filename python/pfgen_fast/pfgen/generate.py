@@ -21,7 +21,14 @@ from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
 from pfgen_fast.common.files import write_atomically
-from pfgen_fast.common.llm import ChatRequest, CompletionRequest, LLMClient, LLMError, LLMReply
+from pfgen_fast.common.llm import (
+    ChatRequest,
+    CompletionRequest,
+    LLMClient,
+    LLMError,
+    LLMReply,
+    cut_warning,
+)
 from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.common.reasoning import strip_reasoning, unanswered
 from pfgen_fast.pfgen.prompts import Example, Mode, build_task, unescape_prefix
@@ -225,7 +232,7 @@ class TrialInProgress:
 
 class TrialAnswers:
     """The trials being answered: their tasks, the answers received so far, the questions to
-    ask again, and what went wrong (trials given up, replies cut before their answer)."""
+    ask again, and the trials given up."""
 
     def __init__(
         self,
@@ -243,7 +250,6 @@ class TrialAnswers:
         # (trial, question index, after an empty answer) to ask once more.
         self.again: list[tuple[int, int, bool]] = []
         self.given_up: list[str] = []  # one line per trial given up: why
-        self.cut_replies = 0  # replies cut at max_tokens before their answer
 
     def start(self, trial: int) -> list[tuple[int, int, bool]]:
         """The trial's questions, as (trial, question index, False)."""
@@ -281,8 +287,6 @@ class TrialAnswers:
         reason = unanswered(answer, result.finish_reason)
         if reason is None:
             return clean_answer(answer, self.parameters.mode), None
-        if result.finish_reason == "length":
-            self.cut_replies += 1
         return "", reason
 
     def take(self, trial: int, index: int, result: LLMReply | LLMError) -> None:
@@ -394,11 +398,10 @@ def generate(
         answer_trials(answers, clients, missing)
     except LLMError as error:
         failure = str(error)
-    if answers.cut_replies:
-        warn(
-            f"{answers.cut_replies} replies were cut at max_tokens before an answer "
-            "(raise --max-tokens)"
-        )
+    # Every reply cut counts, those of a trial given up too (dropped when they come).
+    cut = cut_warning(clients.cached.stats.cut + clients.fresh.stats.cut)
+    if cut is not None:
+        warn(cut)
     for line in answers.given_up:
         warn(line)
     if answers.given_up and not failure:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.errors import InputError, UsageError
 from pfgen_fast.site.figures import draw_figures
 from pfgen_fast.site.judge_runs import collect_judge
 from pfgen_fast.site.lctg_runs import collect_lctg
@@ -30,7 +30,7 @@ class Inputs:
     def check(self) -> None:
         given = [*self.pfgen, *self.lctg, *self.mm, *self.judge]
         if not given:
-            raise InputError("site: give at least one input (--pfgen, --lctg, --mm or --judge)")
+            raise UsageError("give at least one input (--pfgen, --lctg, --mm or --judge)")
         missing = [str(path) for path in given if not path.exists()]
         if missing:
             raise InputError(f"{missing[0]}: no such file or folder")

@@ -15,11 +15,12 @@ from pfgen_fast.common.cli_args import (
     positive_float,
     positive_int,
 )
-from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.errors import InputError, PfgenError, UsageError
+from pfgen_fast.common.llm import LLMClient, warn_if_cut
 from pfgen_fast.common.llm_options import (
     add_llm_arguments,
     add_strip_reasoning_argument,
+    base_url,
     client_from_args,
 )
 from pfgen_fast.evalmm.commands.leaderboard import show_leaderboard
@@ -70,7 +71,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     )
     add_metrics_argument(run)
     run.add_argument("--judge-model", type=model_name, help="the judge model, for judged metrics")
-    run.add_argument("--judge-base-url", help="the judge's server, for judged metrics")
+    run.add_argument(
+        "--judge-base-url", type=base_url, help="the judge's server, for judged metrics"
+    )
     run.add_argument(
         "--judge-max-tokens", type=positive_int, metavar="N", help=JUDGE_MAX_TOKENS_HELP
     )
@@ -153,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
         f"model: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
         file=sys.stderr,
     )
+    warn_if_cut(stats, "model ")
     judge_status = report_judge(
-        judge, JudgeErrors(args.judge_errors), args.out / JUDGE_LOG, unjudged
+        judge, JudgeErrors(args.judge_errors), args.out / JUDGE_LOG, unjudged, "--judge-max-tokens"
     )
     show_leaderboard(results, None)
     if failed_items:
@@ -246,7 +250,7 @@ def data_dirs(values: list[str], tasks: list[str]) -> dict[str, Path]:
         if separator and task in tasks:
             given[task] = Path(folder)
         elif separator and task and "/" not in task:
-            raise InputError(f"--data {value!r}: {task} is not among the --task given")
+            raise UsageError(f"--data {value!r}: {task} is not among the --task given")
         else:
             every = Path(value)
     if every is not None:

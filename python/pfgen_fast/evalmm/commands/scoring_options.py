@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.cli_args import positive_int
-from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.errors import UsageError
+from pfgen_fast.common.llm import LLMClient, warn_if_cut
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.evalmm.metrics.base import JudgeErrors, Options
 from pfgen_fast.evalmm.metrics.judges import JUDGE_CALLS, check_judge_prompts
@@ -113,17 +113,22 @@ def open_judge(args: argparse.Namespace, metrics: list[str], log_path: Path) -> 
     if not judged:
         return None
     if not args.base_url or not args.judge_model:
-        raise InputError(f"{', '.join(judged)} asks a judge: give --base-url and --judge-model")
+        raise UsageError(f"{', '.join(judged)} asks a judge: give --base-url and --judge-model")
     check_judge_prompts(judged, args.evalmm_dir)
     return client_from_args(args, log_path=log_path)
 
 
 def report_judge(
-    client: LLMClient | None, judge_errors: JudgeErrors, log_path: Path, unjudged: int
+    client: LLMClient | None,
+    judge_errors: JudgeErrors,
+    log_path: Path,
+    unjudged: int,
+    max_tokens_option: str = "--max-tokens",
 ) -> int:
-    """Prints the judge's counts; 1 (an error named on stderr) when items were left without a
-    verdict (`unjudged`: their reasons are in the outputs), whatever `--judge-errors` made of
-    them, else 0."""
+    """Prints the judge's counts (and its replies cut at max_tokens, with the option that
+    raises it); 1 (an error named on stderr) when items were left without a verdict
+    (`unjudged`: their reasons are in the outputs), whatever `--judge-errors` made of them,
+    else 0."""
     if client is None:
         return 0
     stats = client.stats
@@ -131,6 +136,7 @@ def report_judge(
         f"judge: {stats.calls} calls, {stats.cached} cached, {stats.failed} failed",
         file=sys.stderr,
     )
+    warn_if_cut(stats, "judge ", max_tokens_option)
     if not unjudged:
         return 0
     treatment = (

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from pfgen_fast.common.cli_args import positive_int
-from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.errors import UsageError
 from pfgen_fast.common.files import check_writable_folder
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.common.tables import print_table
@@ -79,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def pairwise_items(args: argparse.Namespace) -> list[PairItem]:
     if args.items is not None:
         if args.trials is not None or args.data is not None:
-            raise InputError("--trials and --data go with --runs, not with ITEMS.jsonl")
+            raise UsageError("--trials and --data go with --runs, not with ITEMS.jsonl")
         return load_items(args.items)
     questions = load_questions(resolve_data_dir(args.data))
     run_a, run_b = (load_run(directory, questions) for directory in args.runs)

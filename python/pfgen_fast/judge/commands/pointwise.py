@@ -11,6 +11,7 @@ import orjson
 
 from pfgen_fast.common.cli_args import positive_int
 from pfgen_fast.common.files import check_writable_folder
+from pfgen_fast.common.llm import warn_if_cut
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         )
         usage = outputs.stats_record(client.stats)
         settings = outputs.settings_record(client, {**SAMPLING, "max_tokens": args.max_tokens})
+    warn_if_cut(client.stats)
     r = rating_correlation(summaries)
     columns = ["run", "pfgen score", "mean rating", "rated", "unrated"]
     rows = [

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from pfgen_fast.common.cli_args import integer, positive_int
-from pfgen_fast.common.llm import LLMClient
+from pfgen_fast.common.llm import LLMClient, warn_if_cut
 from pfgen_fast.common.llm_options import add_strip_reasoning_argument
 from pfgen_fast.lctg.data import TASKS
 
@@ -42,3 +42,4 @@ def report_calls(client: LLMClient, what: str) -> None:
         f"{stats.prompt_tokens} prompt and {stats.completion_tokens} completion tokens",
         file=sys.stderr,
     )
+    warn_if_cut(stats)

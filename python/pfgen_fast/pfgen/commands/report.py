@@ -13,7 +13,7 @@ from pfgen_fast.common.cli_args import (
     add_paths_argument,
     input_paths,
 )
-from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.errors import InputError, PfgenError, UsageError
 from pfgen_fast.common.files import read_bytes, write_atomically
 from pfgen_fast.pfgen.data import DATA_DEFAULT, load_questions, resolve_data_dir
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
@@ -82,7 +82,7 @@ def update_readme(readme: Path, runs: list[RunResult], legacy_sum: bool) -> None
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True, soft_wrap=True)
     if (args.format is None) != (args.table is None):
-        raise InputError("--format and --table go together")
+        raise UsageError("--format and --table go together")
     paths = input_paths(args.paths, DEFAULT_PATTERNS, console)
     if not paths:
         raise InputError("no result.json files (give paths, or run inside a pfgen-bench checkout)")

@@ -58,8 +58,11 @@ def run(args: argparse.Namespace) -> int:
     inputs = Inputs(args.pfgen, args.lctg, args.mm, dict(args.mm_data), args.judge, args.lctg_data)
     inputs.check()
     collected = write_site(args.out, args.title, lambda work: collect(inputs, work))
-    for warning in [*collected.warnings, *collected.notices]:
-        print(f"warning: {warning}", file=sys.stderr)
+    # An input left out is an error (exit status 1); what a page lacks, a warning.
+    for error in collected.warnings:
+        print(f"error: {error}", file=sys.stderr)
+    for notice in collected.notices:
+        print(f"warning: {notice}", file=sys.stderr)
     rows = sum(len(board.rows) for board in collected.boards)
     print(f"wrote {args.out / 'index.html'}: {rows} rows, {len(collected.pages)} run pages")
     return 1 if collected.warnings else 0
