@@ -1,6 +1,7 @@
 """The package's import graph has no circle: no module reaches itself through the modules it
 imports, counting every import statement (inside functions and `TYPE_CHECKING` blocks too, since
-a circle of annotations is still two modules that each need the other)."""
+a circle of annotations is still two modules that each need the other). The graph is read from
+the source with `ast`; circles are its strongly connected components of more than one module."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def imported_names(module: str, path: Path) -> list[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the package's modules it imports (a package's `__init__` only where it is
-    imported itself, never as the parent of a submodule)."""
+    """Module -> the package's modules it imports, with the packages whose `__init__` that
+    import runs on the way (but the module's own packages, begun before it)."""
     modules = module_files()
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
@@ -46,8 +47,11 @@ def import_graph() -> dict[str, set[str]]:
         for name in imported_names(module, path):
             while name not in modules and "." in name:
                 name = name.rsplit(".", 1)[0]
-            if name in modules and name != module and not module.startswith(name + "."):
-                targets.add(name)
+            parts = name.split(".")
+            for end in range(1, len(parts) + 1):
+                target = ".".join(parts[:end])
+                if target in modules and target != module and not module.startswith(target + "."):
+                    targets.add(target)
         graph[module] = targets
     return graph
 
