@@ -22,6 +22,8 @@ from test_sum_modes import compensating_python
 
 from cli_runner import run_cli
 from pfgen_bench import bench_dir, result_dir
+from pfgen_fast.site.model import Collected
+from pfgen_fast.site.pfgen_runs import GIVEN_UP, collect_pfgen
 from published import PFGEN_AFTER_94, require
 
 PLACEHOLDER = "(FAILED TO GENERATE AN ANSWER)"
@@ -216,3 +218,46 @@ def test_score_writes_given_up_lines_back_unscored(data_dir: Path, tmp_path: Pat
     done = run_cli("score", "--data", data_dir, path)
     assert done.returncode == 1
     assert f'{path}:1: field "generated": expected true or false, got an integer' in done.stderr
+
+
+def test_valid_trials_are_shown_and_given_up_answers_never_as_answers(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A run of 2 trials with one answer of Q05 given up: the run page (`report`), the README
+    leaderboard and the site say 1/2 valid trials; a sample marked given up (as a result.json
+    made otherwise may hold) is shown as given up."""
+    first = every_question_lines(data_dir, True)
+    second = [dict(line) for line in first]
+    second[4].update(answer=PLACEHOLDER, generated=False)
+    run = tmp_path / "result" / "org" / "model" / "abc1234"
+    write_lines(run / "trials.jsonl", first + second)
+    (run / "config.json").write_text('{"model": "org/model", "mode": "qa"}\n', "utf-8")
+    done = run_cli("eval", "--data", data_dir, run / "trials.jsonl")
+    assert done.returncode == 0, done.stderr
+    readme = tmp_path / "README.md"
+    readme.write_text("# runs\n<!-- leaderboard -->\n<!-- /leaderboard -->\n", "utf-8")
+    result = run / "result.json"
+    done = run_cli("report", "--data", data_dir, "--readme", readme, result)
+    assert done.returncode == 0, done.stderr
+    page = (run / "README.md").read_text("utf-8")
+    valid = "- Valid trials: 1/2 (answers the runner gave up on are not scored)"
+    assert page.count(valid) == 2  # the run, and Q05
+    assert page.index(valid, page.index('## <a name="Q05">')) > 0
+    assert "/√2; valid 1/2)" in readme.read_text("utf-8")
+
+    data = json.loads(result.read_text("utf-8"))
+    sample = data["questions"]["Q01"]["samples"][0]
+    sample.update(answer=PLACEHOLDER, generated=False)
+    result.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    collected = Collected()
+    collect_pfgen([tmp_path], collected)
+    [board] = collected.boards
+    assert board.rows[0].cells["trials"] == "1/2"
+    [page_data] = collected.pages
+    items = {item.id: item for item in page_data.items}
+    assert ("valid trials", "1/2 (answers the runner gave up on are not scored)") in items[
+        "Q05"
+    ].fields
+    shown = items["Q01"].answers[0]
+    assert (shown.label, shown.text, shown.scores) == ("sample 1: given up", GIVEN_UP, {})
+    assert all(PLACEHOLDER not in answer.text for item in items.values() for answer in item.answers)
