@@ -116,6 +116,17 @@ FILE_SETS = {
             fetch=None,
             source="the published answers with the official scorer's records",
         ),
+        FileSet(
+            name="pfgen-bench after its PR #94 (runner library and evaluator)",
+            variable="PFGEN_BENCH_AFTER94_DIR",
+            shared="pfgen-bench-after94",
+            inside="",
+            marker="pfgen_eval.py",
+            cached=None,
+            fetch=None,
+            source="the nearest public copy of pfgen-bench's pfgen.py and pfgen_eval.py after "
+            "its PRs #94/#95 (tohoku-nlp/nanochat-jp, tasks/pfgen_bench/)",
+        ),
     ]
 }
 CHECKOUT = "the pfgen-bench checkout (data/ and result/)"
@@ -124,6 +135,7 @@ LCTG = "LCTG Bench"
 EVALMM = "llm-jp-eval-mm"
 EVALMM_SOURCE = "llm-jp-eval-mm's source (a checkout)"
 PFGEN_CASES = "the pfgen-bench cases"
+PFGEN_AFTER_94 = "pfgen-bench after its PR #94 (runner library and evaluator)"
 
 
 @cache

@@ -153,7 +153,10 @@ def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp
         expected_requests |= {canonical(expected_request(task, mode)) for task in tasks}
         path = run / f"trial_{trial:03d}.jsonl"
         records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-        assert [list(r) for r in records] == [["question", "answer", "timestamp"]] * 50
+        # The fields as the runners write them since pfgen-bench's PR #94.
+        fields = ["question", "answer", "generated", "timestamp"]
+        assert [list(r) for r in records] == [fields] * 50
+        assert all(r["generated"] is True for r in records)
         assert [r["question"] for r in records] == [e["question"] for e in examples]
         # The server answers each prompt deterministically; "A: " and spaces are cleaned up.
         prompts = [t["prompt"] if mode != "chat" else t["user_prompt"] for t in tasks]

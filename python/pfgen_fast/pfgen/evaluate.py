@@ -12,6 +12,10 @@ lines. Reading, table building and scoring run as tasks on one thread pool, with
 released; two chunks are in flight at once, so that the writing of one (Python, holding the
 GIL) overlaps the reading and scoring of the next, and memory stays bounded by the chunks in
 flight.
+
+A run whose lines carry the runners' `generated` mark (pfgen-bench after its PR #94) is read by
+Python: only its generated answers are scored, and its result.json has the later evaluator's
+layout (`results.build_result`); docs/pfgen-upstream.md.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from pfgen_fast.pfgen.results import (
     scored_question,
 )
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
-from pfgen_fast.pfgen.trials import read_trials, records_by_question
+from pfgen_fast.pfgen.trials import given_up, read_trials, records_by_question
 
 # Runs scored together (at most), and chunks of runs in flight at once: their parsed answers
 # are most of an evaluation's memory beside the tables.
@@ -88,6 +92,7 @@ class ParsedRun:
     config: dict[str, Any] | None
     answers: dict[str, list[dict[str, Any]]]  # by question id, file order
     warnings: list[str]
+    marked: bool  # its lines carry `generated`; `answers` holds the generated ones only
     scores: dict[str, ScoreArrays] = field(default_factory=dict)
 
 
@@ -303,12 +308,50 @@ class Evaluator:
             return RunOutcome(path, "failed", error=str(error))
 
     def _parse_checked(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun:
-        answers = records_by_question(
-            read_trials(path, raw), self.references, leave_out_others=self.partial_data
-        )
-        warnings = self._check_counts(path, {q: len(a) for q, a in answers.items()})
+        trials = read_trials(path, raw)
+        answers = records_by_question(trials, self.references, leave_out_others=self.partial_data)
+        if trials.marked:
+            answers, warnings = self._generated_answers(path, answers)
+        else:
+            warnings = self._check_counts(path, {q: len(a) for q, a in answers.items()})
         config = read_config(path.parent)
-        return ParsedRun(path, input_hash, config, answers, warnings)
+        return ParsedRun(path, input_hash, config, answers, warnings, trials.marked)
+
+    def _generated_answers(
+        self, path: Path, answers: dict[str, list[dict[str, Any]]]
+    ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+        """A marked run's generated answers by question, and the warnings about it. A question
+        without any generated answer is left out like a question without answers: an
+        InputError unless partial runs are allowed; a run without any is an InputError."""
+        generated = {q: [a for a in records if not given_up(a)] for q, records in answers.items()}
+        missing = sorted(set(self.references.questions) - set(answers))
+        empty = sorted(q for q, records in generated.items() if not records)
+        problems = []
+        if missing:
+            problems.append(f"{len(missing)} question(s) have no answers: {', '.join(missing)}")
+        if empty:
+            problems.append(
+                f"{len(empty)} question(s) have no generated answer (the runner gave up every "
+                f"one): {', '.join(empty)}"
+            )
+        kept = {q: records for q, records in generated.items() if records}
+        if not kept:
+            raise InputError(f"{path}: no generated answer (the runner gave up every one)")
+        warnings = []
+        if problems:
+            message = f"{path}: {'; '.join(problems)}"
+            if not self.allow_partial:
+                raise InputError(message + " (use --allow-partial to score the others)")
+            warnings.append(message)
+        dropped = sum(len(answers[q]) - len(generated[q]) for q in answers)
+        if dropped:
+            counts = sorted({len(records) for records in kept.values()})
+            valid = f"{counts[0]} to {counts[-1]}" if len(counts) > 1 else str(counts[0])
+            warnings.append(
+                f"{path}: {dropped} answer(s) the runner gave up on are not scored; "
+                f"{valid} valid trials per question (num_trials is the largest)"
+            )
+        return kept, warnings
 
     def _check_counts(self, path: Path, counts: dict[str, int]) -> list[str]:
         """The warnings about a run's numbers of answers by question; an InputError when
@@ -390,8 +433,9 @@ class Evaluator:
         else:
             scored, stats, cache_questions = self._scored_parsed_run(run)
         metadata_hash = self.references.metadata_hash
+        marked = isinstance(run, ParsedRun) and run.marked
         result = build_result(
-            scored, stats, run.input_hash, metadata_hash, run.config, self.sources
+            scored, stats, run.input_hash, metadata_hash, run.config, self.sources, marked
         )
         cache = cache_json(run.input_hash, metadata_hash, cache_questions, self.legacy_sum)
         write_atomically(run.path.parent / CACHE_PATH, cache)

@@ -1,4 +1,5 @@
-"""Generating trials as pfgen-bench's `run-openai.py` does (at 03db7c4; docs/generate.md): the
+"""Generating trials as pfgen-bench's `run-openai.py` does (at 03db7c4, with the runners'
+`generated` mark, `--num-retries` and `--ignore-failure` of its PRs #94/#95; docs/generate.md): the
 run's parameters, directory and config.json, the runner's requests (sent through the shared LLM
 client, concurrently across trials) and its answer clean-up; each trial written atomically once
 complete, then packed as trials.jsonl.xz. A run resumes from its finished trial files and,
@@ -36,9 +37,12 @@ from pfgen_fast.pfgen.trials import read_raw, read_trials
 
 # The `engine` parameter of runs asked through an OpenAI-compatible server.
 ENGINE = "openai-api"
-# How often the runner asks a question whose answer comes back empty or failed before the
-# trial is given up (its rounds of asking again).
+# How often the runner asks a question whose answer comes back empty or failed before it gives
+# the answer up (its rounds of asking again; `--num-retries`).
 ANSWER_ATTEMPTS = 10
+# The answer the runners write, with `"generated": false`, for an answer given up under
+# `--ignore-failure`.
+GIVEN_UP_ANSWER = "(FAILED TO GENERATE AN ANSWER)"
 # What `--disable-thinking` puts before the prompt: Qwen3's switch, as the runner sends it.
 NO_THINK = "/no_think\n"
 # Requests handed to the client at once, per allowed concurrent request (rounded up to whole
@@ -61,6 +65,16 @@ class Clients:
     @property
     def concurrency(self) -> int:
         return self.cached.concurrency
+
+
+@dataclass(frozen=True)
+class Persistence:
+    """How hard a run tries for each answer (not part of the run's config): the asks of a
+    question before its answer is given up, and whether a trial with an answer given up is
+    written (the answer as GIVEN_UP_ANSWER, `"generated": false`) or given up itself."""
+
+    attempts: int = ANSWER_ATTEMPTS
+    ignore_failure: bool = False
 
 
 @dataclass(frozen=True)
@@ -240,8 +254,10 @@ class TrialAnswers:
         examples: list[Example],
         on_answer: Callable[[], None],
         on_trial: Callable[[int, list[dict[str, Any]]], None],
+        persistence: Persistence = Persistence(),
     ) -> None:
         self.parameters = parameters
+        self.persistence = persistence
         self.examples = examples
         self.prefix = unescape_prefix(parameters.prefix)
         self.on_answer = on_answer
@@ -250,6 +266,7 @@ class TrialAnswers:
         # (trial, question index, after an empty answer) to ask once more.
         self.again: list[tuple[int, int, bool]] = []
         self.given_up: list[str] = []  # one line per trial given up: why
+        self.answers_given_up: dict[int, list[str]] = {}  # by trial: the questions
 
     def start(self, trial: int) -> list[tuple[int, int, bool]]:
         """The trial's questions, as (trial, question index, False)."""
@@ -291,27 +308,34 @@ class TrialAnswers:
 
     def take(self, trial: int, index: int, result: LLMReply | LLMError) -> None:
         """Keeps an answer (handing on the trial once complete), or queues the question again;
-        a question left without an answer ANSWER_ATTEMPTS times gives its trial up (its
-        other replies still coming are dropped)."""
+        a question left without an answer `persistence.attempts` times has its answer given
+        up (with `ignore_failure`) or gives its trial up (its other replies still coming are
+        dropped)."""
         state = self.in_progress.get(trial)
         if state is None:
             return
         answer, reason = self.answer_of(result)
-        if reason is not None:
+        generated = reason is None
+        if not generated:
             state.attempts[index] += 1
-            if state.attempts[index] >= ANSWER_ATTEMPTS:
+            attempts = self.persistence.attempts
+            question = state.tasks[index]["question"]
+            if state.attempts[index] < attempts:
+                self.again.append((trial, index, not isinstance(result, LLMError)))
+                return
+            if not self.persistence.ignore_failure:
                 del self.in_progress[trial]
-                question = state.tasks[index]["question"]
                 self.given_up.append(
-                    f"trial {trial}: no answer to {question!r} after {ANSWER_ATTEMPTS} asks "
+                    f"trial {trial}: no answer to {question!r} after {attempts} asks "
                     f"(last: {reason})"
                 )
                 return
-            self.again.append((trial, index, not isinstance(result, LLMError)))
-            return
+            answer = GIVEN_UP_ANSWER
+            self.answers_given_up.setdefault(trial, []).append(question)
         state.records[index] = {
             "question": state.tasks[index]["question"],
             "answer": answer,
+            "generated": generated,
             "timestamp": datetime.datetime.now().isoformat(),
         }
         self.on_answer()
@@ -372,12 +396,14 @@ def generate(
     on_answer: Callable[[], None],
     on_trial: Callable[[], None],
     warn: Callable[[str], None],
+    persistence: Persistence = Persistence(),
 ) -> Path:
     """Writes config.json and every missing trial file of trials 1..num_trials, then packs
     them; returns the run directory. Finished trials are checked first, then kept and never
-    rewritten. Each trial given up and the replies cut at max_tokens are reported through
-    `warn`; a trial given up or a server that cannot answer is a GenerationError once the
-    other trials are written."""
+    rewritten. Each trial given up, the answers given up per trial (with
+    `persistence.ignore_failure`) and the replies cut at max_tokens are reported through `warn`;
+    a trial given up or a server that cannot answer is a GenerationError once the other trials
+    are written."""
     run_dir = parameters.run_directory(out)
     check_trial_files(run_dir, examples)
     write_file(run_dir / "config.json", (parameters.config_text() + "\n").encode("utf-8"))
@@ -392,7 +418,7 @@ def generate(
         write_trial(trial_path(run_dir, trial), records)
         on_trial()
 
-    answers = TrialAnswers(parameters, examples, on_answer, finish_trial)
+    answers = TrialAnswers(parameters, examples, on_answer, finish_trial, persistence)
     failure = ""
     try:
         answer_trials(answers, clients, missing)
@@ -402,6 +428,12 @@ def generate(
     cut = cut_warning(clients.cached.stats.cut + clients.fresh.stats.cut)
     if cut is not None:
         warn(cut)
+    for trial, questions in sorted(answers.answers_given_up.items()):
+        warn(
+            f"trial {trial}: {len(questions)} answer(s) given up after {persistence.attempts} "
+            f'asks, written as {GIVEN_UP_ANSWER!r} with "generated": false: '
+            + ", ".join(repr(question) for question in questions)
+        )
     for line in answers.given_up:
         warn(line)
     if answers.given_up and not failure:

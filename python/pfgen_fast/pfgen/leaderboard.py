@@ -99,9 +99,11 @@ def markdown_table(entries: Sequence[Entry], readme_dir: Path) -> str:
     lines = [HEADER, SEPARATOR]
     for entry in entries:
         data = entry.run.data
+        valid = entry.run.valid_trials()
         cells = [
             "N/A" if entry.rank is None else str(entry.rank),
-            f"{data['score']:.4f} (±{data['score_std']:.4f}/√{data['num_trials']})",
+            f"{data['score']:.4f} (±{data['score_std']:.4f}/√{data['num_trials']}"
+            + (f"; valid {valid})" if valid else ")"),
             f"[{entry.icon} {entry.short_name}]({page_link(entry, readme_dir)})",
             f"{data['length']:.1f} (±{data['length_std']:.1f})",
             f"{entry.total('fluency'):.3f}",

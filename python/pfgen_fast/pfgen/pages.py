@@ -268,6 +268,7 @@ def _render_page(run: RunResult, coverage: SampleCoverage, legacy_sum: bool) -> 
         "",
         f"- Score: {data['scores']['average']:.3f} "
         f"(±{data['score_std']:.4f}/√{data['num_trials']})",
+        *valid_trials_lines(run.valid_trials()),
         *score_lines(data["scores"], legacy_sum),
         "## Questions",
         "",
@@ -288,6 +289,7 @@ def _render_page(run: RunResult, coverage: SampleCoverage, legacy_sum: bool) -> 
             f'## <a name="{qid}"></a>{qid}. {question["question"]}',
             "",
             f"- Score: {question['scores']['average']:.3f} (±{question['score_std']})",
+            *valid_trials_lines(run.valid_trials(qid)),
             *score_lines(question["scores"], legacy_sum),
             f"- Length: {question['length']:.1f} (±{question['length_std']})",
             "",
@@ -298,6 +300,13 @@ def _render_page(run: RunResult, coverage: SampleCoverage, legacy_sum: bool) -> 
             lines.append(f"<dd>{next(marked)}</dd>")
         lines += ["</dl>", ""]
     return "\n".join(lines) + "\n"
+
+
+def valid_trials_lines(valid: str | None) -> list[str]:
+    """The line saying how many trials have a generated answer, where some were given up."""
+    if valid is None:
+        return []
+    return [f"- Valid trials: {valid} (answers the runner gave up on are not scored)"]
 
 
 def page_is_current(readme: Path, sha1: str) -> bool:

@@ -65,15 +65,16 @@ def run_stats(scores: list[ScoreArrays], legacy_sum: bool = False) -> core_pfgen
     )
 
 
-def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
-    """A question's part of result.json."""
+def question_summary(scored: ScoredQuestion, marked: bool = False) -> dict[str, Any]:
+    """A question's part of result.json; of a run with `generated` marks (`marked`), with its
+    number of generated answers, `num_valid_trials`."""
     stats = scored.stats
     samples = []
     for answer, record in scored.samples:
         sample = {k: v for k, v in answer.items() if k not in ("question", "scores")}
         sample["scores"] = record
         samples.append(sample)
-    return {
+    summary = {
         "question": scored.question,
         "score": stats.score,
         "score_std": stats.score_std,
@@ -85,8 +86,11 @@ def question_summary(scored: ScoredQuestion) -> dict[str, Any]:
             "helpfulness": stats.helpfulness,
             "average": stats.average,
         },
-        "samples": samples,
     }
+    if marked:
+        summary["num_valid_trials"] = scored.num_answers
+    summary["samples"] = samples
+    return summary
 
 
 def build_result(
@@ -96,12 +100,18 @@ def build_result(
     metadata_hash: str,
     config: dict[str, Any] | None,
     sources: list[str] | None = None,
+    marked: bool = False,
 ) -> dict[str, Any]:
     """The result.json object; `scored` is keyed by question id, `stats` are the run's
     top-level numbers over its questions in id order. `sources`: the reference sources chosen
-    (`eval --sources`), recorded when given."""
+    (`eval --sources`), recorded when given. `marked`: the run's lines carry `generated` and
+    `scored` holds its generated answers: as pfgen-bench's evaluator after its PR #94,
+    num_trials is the largest number of a question's answers (the pinned one: the smallest,
+    as `stats`) and each question has its `num_valid_trials`; `stats` are unchanged (its
+    per-trial scores pair the questions' answers in file order and stop at the shortest list,
+    as that evaluator's `zip`)."""
     question_ids = sorted(scored)
-    questions = {qid: question_summary(scored[qid]) for qid in question_ids}
+    questions = {qid: question_summary(scored[qid], marked) for qid in question_ids}
     # Accumulated question by question, rounding at every step, as the benchmark does.
     overall: dict[str, Any] = {"fluency": {}, "truthfulness": {}, "helpfulness": 0, "average": 0}
     count = len(question_ids)
@@ -117,8 +127,9 @@ def build_result(
         result["sources"] = sources
     if config is not None:
         result["config"] = config
+    num_trials = max(q.num_answers for q in scored.values()) if marked else stats.num_trials
     result.update(
-        num_trials=stats.num_trials,
+        num_trials=num_trials,
         score=stats.score,
         score_std=stats.score_std,
         length=stats.length,
@@ -169,6 +180,19 @@ class RunResult:
     def mode(self) -> str:
         mode = self.config.get("mode")
         return mode if isinstance(mode, str) else ""
+
+    def valid_trials(self, question_id: str | None = None) -> str | None:
+        """`VALID/TRIALS` (e.g. 98/100) where a run whose answers carry `generated` marks has
+        fewer valid trials than trials: of the question, or the fewest of any question; None
+        otherwise (and for every run without marks)."""
+        num_trials = self.data.get("num_trials")
+        questions = self.data.get("questions") or {}
+        chosen = [questions.get(question_id)] if question_id else list(questions.values())
+        counts = [q.get("num_valid_trials") for q in chosen if isinstance(q, dict)]
+        valid = [count for count in counts if isinstance(count, int)]
+        if not isinstance(num_trials, int) or not valid or min(valid) >= num_trials:
+            return None
+        return f"{min(valid)}/{num_trials}"
 
 
 def load_result(path: Path) -> RunResult:
@@ -245,6 +269,8 @@ class ResultChecker:
         for name in ("score", "score_std", "length", "length_std"):
             self.get(question, name, float, where)
         self.scores(self.get(question, "scores", dict, where), f"{where}.scores")
+        if "num_valid_trials" in question:
+            self.get(question, "num_valid_trials", int, where)
         samples = self.get(question, "samples", list, where)
         if not with_samples:
             return

@@ -26,6 +26,7 @@ from pfgen_fast.pfgen.exactness import mean
 from pfgen_fast.pfgen.outputs import TRIALS_NAMES, read_config, trials_file
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
 from pfgen_fast.pfgen.trials import (
+    given_up,
     read_raw,
     read_trials,
     records_by_question,
@@ -99,11 +100,12 @@ def read_run(path: Path, references: ReferenceData) -> RunAnswers:
     if trials_path is None:
         raise InputError(f"{path.parent}: no trials.jsonl.xz or trials.jsonl beside {path.name}")
     trials = read_trials(trials_path, read_raw(trials_path))
+    # Answers the runner gave up on are left out, as `eval` leaves them out.
     answers = {
-        question_id: [record["answer"] for record in records]
+        question_id: [record["answer"] for record in records if not given_up(record)]
         for question_id, records in records_by_question(trials, references).items()
     }
-    missing = sorted(set(references.questions) - set(answers))
+    missing = sorted(q for q in references.questions if not answers.get(q))
     if missing:
         raise InputError(f"{trials_path}: no answers to {', '.join(missing)}")
     # The mode only tells completion runs from chat runs in the figures: an unreadable

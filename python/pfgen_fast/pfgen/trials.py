@@ -1,4 +1,8 @@
-"""Finding and reading trials files (`trials.jsonl` or `trials.jsonl.xz`)."""
+"""Finding and reading trials files (`trials.jsonl` or `trials.jsonl.xz`).
+
+Since pfgen-bench's PR #94 its runners write `"generated": true|false` on every line; an answer
+they gave up on is a placeholder with `"generated": false` (docs/pfgen-upstream.md). A file's
+lines all carry the mark or none does."""
 
 from __future__ import annotations
 
@@ -20,11 +24,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Trials:
-    """The answers of one trials file and the line number of each."""
+    """The answers of one trials file and the line number of each; `marked`: its lines carry
+    the runners' `generated` mark."""
 
     path: Path
     records: list[dict[str, Any]]
     line_numbers: list[int]
+    marked: bool = False
 
 
 def read_raw(path: Path) -> bytes:
@@ -55,11 +61,36 @@ def read_trials(path: Path, raw: bytes) -> Trials:
         line_numbers.append(number)
     if not records:
         raise InputError(f"{path}: no answers (the file is empty)")
-    return Trials(path, records, line_numbers)
+    return Trials(path, records, line_numbers, marked_run(path, records, line_numbers))
+
+
+def marked_run(path: Path, records: list[dict[str, Any]], line_numbers: list[int]) -> bool:
+    """Whether the lines carry `generated` (all of them, as its first one does); an InputError
+    naming the first line that differs from the first."""
+    marked = "generated" in records[0]
+    for record, number in zip(records, line_numbers, strict=True):
+        if ("generated" in record) != marked:
+            first = line_numbers[0]
+            problem = (
+                f"missing, but line {first} has it"
+                if marked
+                else f"present, but line {first} lacks it"
+            )
+            raise InputError(
+                f'{path}:{number}: field "generated": {problem} '
+                "(a run's lines all carry it or none does)"
+            )
+    return marked
+
+
+def given_up(record: dict[str, Any]) -> bool:
+    """Whether the line is an answer the runner gave up on (`"generated": false`)."""
+    return record.get("generated") is False
 
 
 def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
-    """One JSON object with string fields `question` and `answer`."""
+    """One JSON object with string fields `question` and `answer`, and `generated` true or
+    false if it has one."""
     try:
         record = orjson.loads(line)  # checks UTF-8 too
     except orjson.JSONDecodeError as error:
@@ -68,6 +99,7 @@ def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
         type(record) is dict
         and type(record.get("question")) is str
         and type(record.get("answer")) is str
+        and type(record.get("generated", True)) is bool
     ):
         return record
     if not isinstance(record, dict):
@@ -77,7 +109,7 @@ def parse_answer_line(line: bytes, where: str) -> dict[str, Any]:
             raise InputError(f"{where}: {missing_field(field)}")
         if not isinstance(record[field], str):
             raise InputError(f"{where}: {wrong_type(field, 'a string', record[field])}")
-    return record
+    raise InputError(f"{where}: {wrong_type('generated', 'true or false', record['generated'])}")
 
 
 def unknown_question(where: str, text: str) -> InputError:

@@ -49,6 +49,8 @@ SETTINGS = (
     "enable_thinking",
     "strip_reasoning",
 )
+# What stands for an answer the runner gave up on (`"generated": false`): never its text.
+GIVEN_UP = "(no answer: the runner gave up on this one)"
 # A longer text (a chat template) is shown by its start and its length.
 SHOWN_CHARACTERS = 80
 SUM_MODES = {
@@ -83,16 +85,26 @@ def references(root: Path) -> dict[str, dict[str, str]]:
 
 
 def question_item(
-    qid: str, question: dict[str, Any], known: dict[str, dict[str, str]], legacy_sum: bool
+    qid: str,
+    question: dict[str, Any],
+    known: dict[str, dict[str, str]],
+    legacy_sum: bool,
+    valid: str | None = None,
 ) -> Item:
+    """A question of a run's page; `valid`: its valid trials where some were given up."""
     text = str(question.get("question", ""))
     found = known.get(text, {})
     fields = [("question", text)]
     if found.get("reference"):
         fields.append(("reference", found["reference"]))
+    if valid:
+        fields.append(("valid trials", f"{valid} (answers the runner gave up on are not scored)"))
     answers = []
     samples = [s for s in question.get("samples") or [] if isinstance(s, dict)]
     for number, sample in enumerate(samples, start=1):
+        if sample.get("generated") is False:
+            answers.append(Answer(label=f"sample {number}: given up", text=GIVEN_UP))
+            continue
         scores = sample.get("scores") or {}
         answers.append(
             Answer(
@@ -155,7 +167,7 @@ def run_settings(run: RunResult, legacy_sum: bool | None) -> dict[str, Any]:
         *(n for n in config if n not in SETTINGS),
     ]
     settings = {name: setting_text(config[name]) for name in names}
-    settings["trials"] = run.data.get("num_trials")
+    settings["trials"] = run.valid_trials() or run.data.get("num_trials")
     settings["sum mode"] = SUM_MODES[legacy_sum]
     settings["sources"] = run.data.get("sources") or "all (the published scoring)"
     settings["input_hash"] = run.data.get("input_hash")
@@ -182,7 +194,7 @@ def run_page(
 ) -> Page:
     """The run's page; `legacy_sum`: the sum mode its score cache records (None: none)."""
     items = [
-        question_item(qid, question, known, bool(legacy_sum))
+        question_item(qid, question, known, bool(legacy_sum), run.valid_trials(qid))
         for qid, question in run.data["questions"].items()
     ]
     settings = run_settings(run, legacy_sum)
@@ -201,7 +213,7 @@ def run_row(run: RunResult, name: str, page: Page, legacy_sum: bool) -> Row:
             "truthfulness": figures.rounded_truthfulness,
             "helpfulness": figures.helpfulness,
             "length": figures.length,
-            "trials": figures.num_trials,
+            "trials": run.valid_trials() or figures.num_trials,
             "mode": run.config.get("mode"),
         },
         spreads={"score": figures.score_std, "length": figures.length_std},

@@ -23,7 +23,15 @@ from pfgen_fast.common.llm_options import (
 )
 from pfgen_fast.common.progress import progress_from_args
 from pfgen_fast.pfgen.data import DATA_DEFAULT, resolve_data_dir
-from pfgen_fast.pfgen.generate import ENGINE, Clients, RunParameters, generate
+from pfgen_fast.pfgen.generate import (
+    ANSWER_ATTEMPTS,
+    ENGINE,
+    GIVEN_UP_ANSWER,
+    Clients,
+    Persistence,
+    RunParameters,
+    generate,
+)
 from pfgen_fast.pfgen.prompts import MODES, load_examples, unescape_prefix
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's OpenAI-compatible server
@@ -98,6 +106,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", default="", help="seed string of the run (default: empty)")
     parser.add_argument("--prefix", default="", help="text before every prompt; \\n etc. allowed")
+    parser.add_argument(
+        "--num-retries",
+        type=positive_int,
+        default=ANSWER_ATTEMPTS,
+        metavar="N",
+        help="asks of a question before its answer is given up, as the runners' rounds "
+        f"(default: {ANSWER_ATTEMPTS}; not recorded in config.json)",
+    )
+    parser.add_argument(
+        "--ignore-failure",
+        action="store_true",
+        help=f'write an answer given up as {GIVEN_UP_ANSWER!r} with "generated": false '
+        "(eval leaves it out) and keep its trial; without it, the trial is given up "
+        "(not recorded in config.json)",
+    )
     add_data_argument(parser, DATA_DEFAULT)
     parser.add_argument("--out", default="result", help="results folder (default: result)")
 
@@ -153,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
                 on_answer,
                 on_trial,
                 warn=lambda line: console.print(f"warning: {escape(line)}"),
+                persistence=Persistence(args.num_retries, args.ignore_failure),
             )
     finally:
         answers.close()

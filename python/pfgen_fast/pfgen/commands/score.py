@@ -1,4 +1,5 @@
-"""`score`: JSON lines with `question` and `answer` in, the same objects with `scores` out."""
+"""`score`: JSON lines with `question` and `answer` in, the same objects with `scores` out; a
+line marked `"generated": false` (an answer the runner gave up on) goes out as it came in."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from pfgen_fast.common.errors import InputError
 from pfgen_fast.pfgen.data import DATA_DEFAULT, Question, resolve_data_dir
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, build_scorers
-from pfgen_fast.pfgen.trials import parse_answer_line, question_of, unknown_question
+from pfgen_fast.pfgen.trials import given_up, parse_answer_line, question_of, unknown_question
 
 # Input is read and scored in blocks of whole lines of at most this many bytes (or one longer
 # line): memory stays bounded and output starts before the input ends.
@@ -48,7 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--skip-invalid",
         action="store_true",
         help="report unusable lines on stderr and go on (they are not written out; the exit "
-        "status is still 1); without it, the lines before the first unusable one are written",
+        "status is still 1); without it, the lines before the first unusable one are written. "
+        'A line with "generated": false (an answer the runner gave up on) is written back '
+        "unscored, and counted on stderr",
     )
     add_legacy_sum_argument(parser)
 
@@ -101,7 +104,8 @@ def more_input_soon(stream: ByteStream, began: float) -> bool:
 class ReadBlock:
     """A block's lines: those the core read, by question (`questions`: index in
     `lines.questions` -> question), and the others read by `parse_answer_line`, by question id
-    (`others`: line index, line, object); `problems`: the unusable lines, in line order, and
+    (`others`: line index, line, object), but for those marked `"generated": false`
+    (`unscored`: line index, line); `problems`: the unusable lines, in line order, and
     `problem_lines` their indexes."""
 
     lines: core_pfgen.AnswerLines
@@ -109,18 +113,20 @@ class ReadBlock:
     others: dict[str, list[tuple[int, bytes, dict[str, Any]]]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    unscored: list[tuple[int, bytes]] = field(default_factory=list)
     problems: list[InputError] = field(default_factory=list)
     problem_lines: list[int] = field(default_factory=list)
 
 
 class BlockScorer:
     """Reads and scores blocks of lines, building each question's tables the first time it
-    occurs."""
+    occurs; counts the lines written back unscored."""
 
     def __init__(self, references: ReferenceData, legacy_sum: bool = False) -> None:
         self.references = references
         self.legacy_sum = legacy_sum
         self.scorers: dict[str, QuestionScorer] = {}
+        self.unscored = 0
 
     def read(self, block: bytes, name: str, first_line: int) -> ReadBlock:
         """The lines of a block whose first line has the number `first_line`."""
@@ -142,7 +148,10 @@ class BlockScorer:
             except InputError as error:
                 problems.append((line, error))
                 continue
-            read.others[question.question_id].append((line, raw, record))
+            if given_up(record):
+                read.unscored.append((line, raw))
+            else:
+                read.others[question.question_id].append((line, raw, record))
         problems.sort(key=lambda problem: problem[0])
         read.problems = [error for _, error in problems]
         read.problem_lines = [line for line, _ in problems]
@@ -156,7 +165,8 @@ class BlockScorer:
         self.scorers.update(build_scorers(missing))
         for index, question in read.questions.items():
             self.scorers[question.question_id].score_lines(read.lines, index, self.legacy_sum)
-        outputs = []
+        outputs = [(line, raw.rstrip() + b"\n") for line, raw in read.unscored]
+        self.unscored += len(read.unscored)
         for question_id, others in read.others.items():
             records = self.scorers[question_id].score_json(
                 [record["answer"] for *_, record in others], self.legacy_sum
@@ -241,6 +251,11 @@ def run(args: argparse.Namespace) -> int:
                 "<stdin>: compressed with xz: give the file's name, or decompress it (xz -dc)"
             )
         skipped = score_stream(stdin, "<stdin>", block_scorer, args.skip_invalid, sys.stdout.buffer)
+    if block_scorer.unscored:
+        print(
+            f'{block_scorer.unscored} line(s) with "generated": false written back unscored',
+            file=sys.stderr,
+        )
     if skipped:
         print(f"{skipped} invalid line(s) skipped", file=sys.stderr)
         return 1

@@ -1,8 +1,9 @@
 //! Reading the input of `score`: JSON lines whose object has the string fields `question` and
 //! `answer` (other fields are carried through untouched). The lines read here are scored and
 //! written back without a Python object per line. The others (not valid JSON, a field missing,
-//! repeated or not a string, a `scores` field to replace) are left to the caller, which reads
-//! them as orjson does and reports their problems in its own words.
+//! repeated or not a string, a `scores` field to replace, a `generated` field: the runners' mark
+//! of an answer given up, which the caller checks and honours) are left to the caller, which
+//! reads them as orjson does and reports their problems in its own words.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -19,7 +20,7 @@ pub const BLANK: i32 = -1;
 /// `question_of_line` of a line left to the caller.
 pub const OTHER: i32 = -2;
 
-const FIELDS: [&str; 3] = ["question", "answer", "scores"];
+const FIELDS: [&str; 4] = ["question", "answer", "scores", "generated"];
 /// Blocks are read in parts of about this many bytes, in parallel.
 const PART_BYTES: usize = 1 << 20;
 
@@ -139,8 +140,8 @@ fn read_line(bytes: &[u8], start: usize) -> Option<(Text, Text)> {
         line_start: start,
     };
     parser.skip_whitespace();
-    let [question, answer, scores] = parser.object_line(&FIELDS).ok()?;
-    if question.count != 1 || answer.count != 1 || scores.count != 0 {
+    let [question, answer, scores, generated] = parser.object_line(&FIELDS).ok()?;
+    if question.count != 1 || answer.count != 1 || scores.count != 0 || generated.count != 0 {
         return None;
     }
     Some((text(bytes, question.string?)?, text(bytes, answer.string?)?))
@@ -207,6 +208,7 @@ mod tests {
             "{\"answer\": \"a\\nb\\u3042\", \"question\": \"Q\\u0032\"}\r\n",
             "{\"question\": \"Q1\", \"answer\": 5}\n",
             "{\"question\": \"Q1\", \"answer\": \"a\", \"scores\": {}}\n",
+            "{\"question\": \"Q1\", \"answer\": \"a\", \"generated\": true}\n",
             "{\"question\": \"Q1\", \"answer\": \"a\", \"answer\": \"b\"}\n",
             "{\"question\": \"Q1\", \"answer\": \"a\\ud800\"}\n",
             "not json\n",
@@ -217,14 +219,14 @@ mod tests {
         assert_eq!(lines.questions, vec!["Q1", "Q2"]);
         assert_eq!(
             lines.question_of_line,
-            vec![0, BLANK, 1, OTHER, OTHER, OTHER, OTHER, OTHER, 1]
+            vec![0, BLANK, 1, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, 1]
         );
         assert_eq!(lines.answer(block, 0), Some("答え"));
         assert_eq!(lines.answer(block, 1), None);
         assert_eq!(lines.answer(block, 2), Some("a\nbあ"));
-        assert_eq!(lines.answer(block, 8), Some(""));
-        assert_eq!(lines.lines_of(1), vec![2, 8]);
-        let (start, end) = lines.ranges[8];
+        assert_eq!(lines.answer(block, 9), Some(""));
+        assert_eq!(lines.lines_of(1), vec![2, 9]);
+        let (start, end) = lines.ranges[9];
         assert_eq!(end, block.len());
         let scored = scored_line(&block[start..end], "{\"average\": 0.5}").concat();
         assert_eq!(

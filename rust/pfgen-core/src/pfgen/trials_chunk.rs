@@ -7,9 +7,9 @@
 //! the runs' results.
 //!
 //! A run with anything this reader is not sure about (an empty or odd file, a line it does not
-//! take, a question not in the data, a carriage return that is not part of a line break) is
-//! marked `Careful`: the caller reads it its own way, from the bytes kept here, which words the
-//! error or takes the line.
+//! take, such as one with the runners' `generated` mark, a question not in the data, a carriage
+//! return that is not part of a line break) is marked `Careful`: the caller reads it its own
+//! way, from the bytes kept here, which words the error or takes the line.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -730,8 +730,9 @@ mod tests {
         trailing.extend_from_slice(&[0, 0, 0, 0]);
         let odd = "{\"question\": \"Q one\", \"answer\": \"a\", \"scores\": {}}\n";
         let unknown = "{\"question\": \"Q three\", \"answer\": \"a\"}\n";
+        let marked = "{\"question\": \"Q one\", \"answer\": \"a\", \"generated\": true}\n";
         let carriage = "{\"question\": \"Q one\",\r\"answer\": \"a\"}\n";
-        let cases: [(&[u8], bool, Careful); 8] = [
+        let cases: [(&[u8], bool, Careful); 9] = [
             (b"", false, Careful::NoAnswers),
             (b" \n\t\n", false, Careful::NoAnswers),
             (b"", true, Careful::NoAnswers),
@@ -739,6 +740,7 @@ mod tests {
             (&packed[..packed.len() - 1], true, Careful::NotOneXzStream),
             (&trailing, true, Careful::NotOneXzStream),
             (odd.as_bytes(), false, Careful::OddLine),
+            (marked.as_bytes(), false, Careful::OddLine),
             (unknown.as_bytes(), false, Careful::UnknownQuestion),
         ];
         for (bytes, compressed, expected) in cases {
