@@ -432,3 +432,14 @@ def test_unwritable_output_is_clear(data_dir: Path, tmp_path):
     result = run_generate(UNREACHABLE, blocker, data_dir)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "cannot write" in result.stderr
+
+
+def test_trials_with_the_same_prompt_are_asked_apart(data_dir: Path, tmp_path):
+    """With no examples every trial's prompt is the same: each trial is still a sample of its
+    own, asked once per trial and never answered from another trial's reply."""
+    with serve(chat_model_answer) as server:
+        result = run_generate(
+            server.base_url, tmp_path, data_dir, "--num-examples", "0", mode="qa", trials=3
+        )
+        assert result.returncode == 0, result.stderr
+        assert server.requests_count == 3 * len(read_examples(data_dir))

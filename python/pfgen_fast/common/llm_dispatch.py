@@ -110,7 +110,8 @@ def make_job(
 ) -> Job:
     """The request's body with the extra body merged in, serialised once: sent as it is, and
     hashed with the server's URL (or the sorted URLs of several) into the key: the SHA-256 of
-    the canonical JSON of `[where, body]`, written here without serialising the body twice."""
+    the canonical JSON of `[where, body]` (`[where, body, sample]` for a request's further
+    samples), written here without serialising the body twice."""
     body = request.body(model)
     clashes = sorted(extra.keys() & body.keys())
     if clashes:
@@ -121,7 +122,7 @@ def make_job(
     where = canonical_json(endpoints[0] if len(endpoints) == 1 else sorted(endpoints))
     key = hashlib.sha256(f"[{where},".encode())
     key.update(payload)
-    key.update(b"]")
+    key.update(f",{request.sample}]".encode() if request.sample else b"]")
     return Job(index, request, body, payload, key.hexdigest())
 
 

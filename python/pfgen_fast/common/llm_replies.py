@@ -24,10 +24,13 @@ class LLMError(PfgenError):
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """A chat: messages as the API takes them; `params` passed through, None values dropped."""
+    """A chat: messages as the API takes them; `params` passed through, None values dropped.
+    `sample`: which of several samples of the same request this is (a run's trial), part of
+    the cache key and never sent, so that samples are asked apart."""
 
     messages: list[dict[str, Any]]
     params: dict[str, Any] = field(default_factory=dict)
+    sample: int = 0
     endpoint: ClassVar[str] = "/chat/completions"
 
     def body(self, model: str) -> dict[str, Any]:
@@ -36,10 +39,12 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class CompletionRequest:
-    """A plain completion of `prompt`; `params` passed through, None values dropped."""
+    """A plain completion of `prompt`; `params` passed through, None values dropped; `sample`
+    as `ChatRequest`'s."""
 
     prompt: str
     params: dict[str, Any] = field(default_factory=dict)
+    sample: int = 0
     endpoint: ClassVar[str] = "/completions"
 
     def body(self, model: str) -> dict[str, Any]:

@@ -142,10 +142,13 @@ class RunParameters:
         return out / model_folder(self.model) / digest
 
 
-def request_for(parameters: RunParameters, task: dict[str, Any]) -> ChatRequest | CompletionRequest:
-    """The runner's request for a task: completions for `completion` mode, chat completions
-    for `qa` (one user message) and `chat` (system and user messages); NO_THINK goes before the
-    prompt, the system prompt in chat."""
+def request_for(
+    parameters: RunParameters, task: dict[str, Any], trial: int
+) -> ChatRequest | CompletionRequest:
+    """The runner's request for a task of a trial: completions for `completion` mode, chat
+    completions for `qa` (one user message) and `chat` (system and user messages); NO_THINK
+    goes before the prompt, the system prompt in chat. Trials are samples: two trials whose
+    prompts are the same (no examples, or the same ones) are still asked apart."""
     no_think = "" if parameters.enable_thinking else NO_THINK
     params: dict[str, Any] = {
         "max_tokens": parameters.max_tokens,
@@ -154,14 +157,15 @@ def request_for(parameters: RunParameters, task: dict[str, Any]) -> ChatRequest 
         "stop": parameters.stop_sent,
     }
     if parameters.mode == "completion":
-        return CompletionRequest(no_think + task["prompt"], params)
+        return CompletionRequest(no_think + task["prompt"], params, sample=trial)
     if parameters.mode == "qa":
-        return ChatRequest([{"role": "user", "content": no_think + task["prompt"]}], params)
+        messages = [{"role": "user", "content": no_think + task["prompt"]}]
+        return ChatRequest(messages, params, sample=trial)
     messages = [
         {"role": "system", "content": no_think + task["system_prompt"]},
         {"role": "user", "content": task["user_prompt"]},
     ]
-    return ChatRequest(messages, params)
+    return ChatRequest(messages, params, sample=trial)
 
 
 def reply_answer(text: str, mode: Mode) -> str:
@@ -287,7 +291,7 @@ class TrialAnswers:
             if not chosen:
                 continue
             requests = [
-                request_for(self.parameters, self.in_progress[t].tasks[i]) for t, i in chosen
+                request_for(self.parameters, self.in_progress[t].tasks[i], t) for t, i in chosen
             ]
 
             def take(position: int, result: LLMReply | LLMError) -> None:
