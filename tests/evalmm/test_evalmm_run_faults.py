@@ -464,6 +464,7 @@ def run_against_hub(endpoint: str, tmp_path: Path) -> tuple[str, list[Any]]:
             "mm", "run", "--task", TASK, "--model", "m", "--base-url", vlm.base_url, "--out",
             tmp_path / "r", "--metrics", "rougel", cwd=tmp_path,
             env={"HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf")},
+            process=True,  # the Hub libraries read their variables once, on import
         )  # fmt: skip
     assert len(result.stderr.splitlines()) == 1, result.stderr  # the pinned dataset: no note
     no_bug(result)

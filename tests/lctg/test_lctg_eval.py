@@ -24,9 +24,9 @@ from lctg_support import (
     benchmark_prompt_module,
     benchmark_system_prompt,
     lctg_dir,
-    run_cli,
 )
 
+from cli_runner import run_cli
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow, load_prompts
 from pfgen_fast.testing import Reply, StandInServer, serve
 

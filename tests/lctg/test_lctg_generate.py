@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lctg_support import benchmark_system_prompt, lctg_dir, run_cli
+from lctg_support import benchmark_system_prompt, lctg_dir
 
+from cli_runner import run_cli
 from pfgen_fast.lctg.data import CONSTRAINTS, load_prompts
 from pfgen_fast.lctg.generations import load_generations
 from pfgen_fast.testing import Reply, serve

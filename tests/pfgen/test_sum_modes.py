@@ -232,16 +232,6 @@ def published_answers(question: Question) -> list[str]:
     return answers
 
 
-def run_eval(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", "eval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=cwd,
-    )
-
-
 def copy_run(run: Path, root: Path) -> Path:
     target = root / run.relative_to(bench_dir())
     target.mkdir(parents=True)
@@ -259,7 +249,7 @@ def evaluated(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
         root = tmp_path_factory.mktemp(mode)
         for run in published_runs():
             copy_run(run, root)
-        done = run_eval("--data", bench / "data", *flags, cwd=root)
+        done = run_cli("eval", "--data", bench / "data", *flags, cwd=root, timeout=900)
         assert done.returncode == 0, done.stderr
         roots[mode] = root
     return roots
@@ -323,7 +313,7 @@ def test_sources_and_sum_are_recorded_and_respected_by_the_currency_check(
     data = ("--data", bench / "data")
 
     def evaluate(*flags: str) -> str:
-        done = run_eval(*data, *flags, run / "trials.jsonl.xz", cwd=tmp_path)
+        done = run_cli("eval", *data, *flags, run / "trials.jsonl.xz", cwd=tmp_path, timeout=900)
         assert done.returncode == 0, done.stderr
         return done.stderr
 
