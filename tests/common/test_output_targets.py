@@ -239,6 +239,7 @@ def kinds_for(command: Command) -> list[str]:
     return [k for k in kinds if IS_ROOT or not k.endswith("device")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
 def test_output_paths_are_written_through_never_replaced(
     command: Command, inputs: Path, tmp_path: Path

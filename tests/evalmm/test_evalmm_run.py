@@ -387,6 +387,7 @@ def test_leaderboard_markdown_marks_best_and_second(board: Path) -> None:
     assert "**4.0**" in by_model["m3"] and "<u>3.1</u>" in by_model["a/m1"]
 
 
+@pytest.mark.slow
 def test_leaderboard_latex_csv_json_and_plot(board: Path, tmp_path: Path) -> None:
     latex = run_cli("mm", "leaderboard", board, "--format", "latex")
     assert "\\textbf{70.0}" in latex.stdout and "\\underline{60.0}" in latex.stdout

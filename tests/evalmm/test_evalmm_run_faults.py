@@ -215,6 +215,7 @@ def between_pixel_limits() -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("image_format", ["original", "png"])
 @pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")  # the stand-in's
 def test_an_image_over_pillows_warning_limit_is_sent_without_a_warning(

@@ -17,6 +17,8 @@ import pytest
 from cli_runner import run_cli
 from published import EVALMM_SOURCE, require
 
+pytestmark = pytest.mark.slow
+
 pd = pytest.importorskip("pandas")
 pytest.importorskip("scipy")
 

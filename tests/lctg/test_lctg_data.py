@@ -109,6 +109,7 @@ def test_prompt_sets_as_the_spec_describes_them() -> None:
             assert row.prohibited_word in row.prompts["prohibited_word"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS)
 def test_templates_are_the_benchmarks_functions(task: str) -> None:
     templates = load_templates(lctg_dir(), task)

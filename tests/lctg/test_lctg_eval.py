@@ -239,6 +239,7 @@ def test_original_sampling_sends_neither_temperature_nor_seed(run: Run, tmp_path
     assert "none sent" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_failed_call_is_its_items_and_a_rerun_resumes(tmp_path: Path) -> None:
     setup = build_setup()
     rows = setup.rows[2:3]

@@ -122,6 +122,7 @@ def chat_model_answer(path: str, body: dict[str, Any]) -> Reply:
     return Reply(text=prefix + answer_for(prompt_text(body)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["completion", "qa", "chat"])
 def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp_path, mode):
     flaky = Flaky(
@@ -164,6 +165,7 @@ def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp
     assert packed == b"".join(line + b"\n" for line in sorted(lines))
 
 
+@pytest.mark.slow
 def test_packed_trials_evaluate_with_eval(data_dir: Path, tmp_path):
     with serve(chat_model_answer) as server:
         result = run_generate(server.base_url, tmp_path, data_dir, mode="completion", trials=2)
@@ -194,6 +196,7 @@ def published_api_configs() -> list[Path]:
     return found
 
 
+@pytest.mark.slow
 def test_config_hash_matches_published_runs(bench: Path, tmp_path):
     configs = published_api_configs()
     assert len(configs) >= 6
@@ -252,6 +255,7 @@ def stamps(run: Path) -> dict[str, tuple[int, int]]:
     return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in run.glob("trial_*")}
 
 
+@pytest.mark.slow
 def test_resume_after_kill_keeps_finished_trials(data_dir: Path, tmp_path):
     with serve(chat_model_answer, delay=0.02) as server:
         args = generate_args(server.base_url, tmp_path, data_dir, "qa", 4) + ["--concurrency", "2"]
@@ -280,6 +284,7 @@ def test_resume_after_kill_keeps_finished_trials(data_dir: Path, tmp_path):
     assert not [p for p in run.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_authentication_failure_is_clear(data_dir: Path, tmp_path):
     with serve(chat_model_answer, api_key="secret") as server:
         refused = run_generate(server.base_url, tmp_path, data_dir, trials=1)
@@ -326,6 +331,7 @@ def test_server_that_never_answers_keeps_finished_trials(data_dir: Path, tmp_pat
     assert stamps(finished.parent) == before
 
 
+@pytest.mark.slow
 def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
     with serve(lambda path, body: Reply(text="   ")) as server:
         result = run_generate(server.base_url, tmp_path, data_dir, trials=1)
@@ -335,6 +341,7 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
     assert not list(run_dir_of(tmp_path).glob("trial_*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message", "status"),
     [

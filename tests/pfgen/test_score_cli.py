@@ -28,6 +28,7 @@ def trial_lines(bench: Path) -> list[bytes]:
         return [line for _, line in zip(range(300), lines, strict=False)]
 
 
+@pytest.mark.slow
 def test_scores_every_line_in_input_order(data_dir: Path, trial_lines: list[bytes], tmp_path):
     path = tmp_path / "answers.jsonl"
     path.write_bytes(b"".join(trial_lines))

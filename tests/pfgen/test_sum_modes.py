@@ -30,6 +30,8 @@ from pfgen_fast.pfgen.results import RunResult, load_result
 from pfgen_fast.pfgen.scorer import QuestionScorer
 from reference_scorer import ReferenceScorer
 
+pytestmark = pytest.mark.slow
+
 DEFAULT, LEGACY = ("default",), ("legacy",)
 BOTH = DEFAULT + LEGACY
 # Which `sum()` reproduces each published result.json byte for byte (run directory under

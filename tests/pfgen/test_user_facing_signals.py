@@ -21,6 +21,8 @@ WRITER = """
 import sys, time
 from pathlib import Path
 from pfgen_fast.common.files import replaced_atomically
+
+pytestmark = pytest.mark.slow
 with replaced_atomically(Path(sys.argv[1])) as temporary:
     temporary.write_bytes(b"partial")
     print(temporary, flush=True)

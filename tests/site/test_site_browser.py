@@ -32,7 +32,10 @@ from site_inputs import (
 
 from cli_runner import run_cli
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(missing() is not None, reason=str(missing())),
+]
 
 
 class Site:
