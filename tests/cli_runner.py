@@ -164,6 +164,20 @@ def process_state_kept() -> Iterator[None]:
         if collecting:
             gc.enable()
         cli.TERMINATED_LOOP.clear()
+        forget_what_the_run_kept()
+
+
+def forget_what_the_run_kept() -> None:
+    """The package's per-process memory emptied, as a new process starts without it: the
+    functools caches of its modules (a parsed file, the Hub decision) and the Hub datasets
+    already said to be unpinned."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("pfgen_fast.") and module is not None:
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+    rows = sys.modules.get("pfgen_fast.evalmm.tasks.rows")
+    getattr(rows, "UNPINNED_NOTED", set()).clear()
 
 
 @contextlib.contextmanager
