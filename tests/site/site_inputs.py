@@ -7,12 +7,12 @@ command)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from cli_runner import run_cli
 
 EVALMM_TESTS = Path(__file__).resolve().parents[1] / "evalmm"  # mm_datasets.py
 MM_TASK = "ja-vg-vqa-500"  # nested question lists: several items share one image
@@ -254,23 +254,10 @@ def make_judge(root: Path) -> Path:
         "tie_breaks": 0,
     }
     (pairwise / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pfgen_fast",
-            "judge",
-            "rank",
-            str(pairwise),
-            "--bootstrap",
-            "50",
-            "--table",
-            str(out / "ranking.json"),
-        ],
-        check=True,
-        capture_output=True,
-        env=os.environ.copy(),
+    ranked = run_cli(
+        "judge", "rank", pairwise, "--bootstrap", "50", "--table", out / "ranking.json"
     )
+    assert ranked.returncode == 0, ranked.stderr
     return out
 
 
