@@ -43,7 +43,7 @@ def run_cli(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 300,
-    input: bytes | None = None,  # noqa: A002 (subprocess.run's name)
+    input: bytes | None = None,  # subprocess.run's name
     process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m pfgen_fast ARGS` (in `cwd`, with `env` added to the environment and `input`

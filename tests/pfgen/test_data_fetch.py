@@ -44,7 +44,7 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
     """Serves files without logging each request to standard error, which the command run in
     this process writes its own messages to."""
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base's name)
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
