@@ -134,6 +134,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "args", "empty_first"), CASES)
 def test_generate_is_the_official_runner(
     data_dir: Path, tmp_path: Path, mode: str, args: list[str], empty_first: bool
