@@ -97,12 +97,20 @@ def answering(answer: Callable[[str], str]) -> Responder:
     return lambda path, body: Reply(text=answer(prompt_text(body)))
 
 
-def mm_run(url: str | list[str], data: Path, out: Path, *extra: Any, task: str = TASK) -> Any:
+def mm_run(
+    url: str | list[str],
+    data: Path,
+    out: Path,
+    *extra: Any,
+    task: str = TASK,
+    process: bool = False,
+) -> Any:
     urls = [url] if isinstance(url, str) else url
     servers = [part for u in urls for part in ("--base-url", u)]
     return run_cli(
         "mm", "run", "--task", task, "--model", "org/vlm-1", *servers, "--data", data,
         "--out", out, "--metrics", "rougel", "--timeout", "10", *extra, cwd=out.parent,
+        process=process,
     )  # fmt: skip
 
 
