@@ -171,9 +171,10 @@ def forget_what_the_run_kept() -> None:
     """The package's per-process memory emptied, as a new process starts without it: the
     functools caches of its modules (a parsed file, the Hub decision) and the Hub datasets
     already said to be unpinned."""
-    for name, module in list(sys.modules.items()):
+    # Copies (atomic): a thread the command left may still be importing.
+    for name, module in sys.modules.copy().items():
         if name.startswith("pfgen_fast.") and module is not None:
-            for value in list(vars(module).values()):
+            for value in vars(module).copy().values():
                 if callable(getattr(value, "cache_clear", None)):
                     value.cache_clear()
     rows = sys.modules.get("pfgen_fast.evalmm.tasks.rows")
