@@ -6,14 +6,13 @@ failure."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cli_runner import run_cli
 from pfgen_fast.testing import Reply
 
 Responder = Callable[[str, dict[str, Any]], Reply]
@@ -56,12 +55,12 @@ def run_to_the_end(*args: str | Path, cache: Path) -> subprocess.CompletedProces
     """`python -m pfgen_fast ARGS` (no retries; `cache` as the user cache), which must end on
     its own within HANG_LIMIT, with exit status 0 or 1 and no traceback."""
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "pfgen_fast", *map(str, args), "--max-retries", "0"],
-            capture_output=True,
-            text=True,
+        done = run_cli(
+            *args,
+            "--max-retries",
+            "0",
+            env={"PFGEN_FAST_CACHE": str(cache), "OPENAI_API_KEY": ""},
             timeout=HANG_LIMIT,
-            env={**os.environ, "PFGEN_FAST_CACHE": str(cache), "OPENAI_API_KEY": ""},
         )
     except subprocess.TimeoutExpired as hung:
         raise AssertionError(f"hung: {' '.join(map(str, args))}\n{hung.stderr!r}") from None

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli
 from pfgen_fast.testing import FAILURE_MODES, FAST_CLIENT, failing, serve
 from published import evalmm_dir, lctg_dir
 
@@ -128,22 +129,16 @@ def commands(root: Path, name: str, data: Path) -> list[list[str]]:
 
 
 def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PFGEN_FAST_CACHE": str(cwd / "cache"), "PFGEN_DATA_DIR": ""}
-    result = subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *argv],
-        cwd=cwd,
-        capture_output=True,
-        timeout=120,
-        env=env,
-    )
-    return subprocess.CompletedProcess(
-        argv, result.returncode, "", result.stderr.decode("utf-8", "replace")
-    )
+    env = {"PFGEN_FAST_CACHE": str(cwd / "cache"), "PFGEN_DATA_DIR": ""}
+    # A process each: the runs go two at a time, and "Exception ignored" comes at its exit.
+    result = run_cli(*argv, cwd=cwd, env=env, timeout=120, process=True)
+    return subprocess.CompletedProcess(argv, result.returncode, "", result.stderr)
 
 
 NAMES = list(bad_inputs(Path()).keys())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_command_on_bad_input_ends_in_one_line_errors(tmp_path: Path, name: str) -> None:
     data = write_data(tmp_path / "good-data")
@@ -288,6 +283,7 @@ def judged_command(name: str, place: Path, url: str) -> list[str]:
     raise ValueError(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", FAILURE_MODES)
 def test_a_server_that_never_answers_fails_every_judged_command(tmp_path: Path, mode: str) -> None:
     problems = []
@@ -388,6 +384,7 @@ def output_inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield write_inputs(tmp_path_factory.mktemp("output-inputs"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(FOLDER_OUTPUTS))
 def test_folder_outputs_that_are_not_folders_end_in_one_line(
     name: str, output_inputs: Path, tmp_path: Path
@@ -415,6 +412,7 @@ def test_folder_outputs_that_are_not_folders_end_in_one_line(
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_file_outputs_on_a_full_disk_end_in_one_line(output_inputs: Path, tmp_path: Path) -> None:
     """Every command with an output file (those whose published files can be had), writing to
     a full tmpfs (root), else to /dev/full through a link: exit 1, the file and "No space left

@@ -66,6 +66,7 @@ def sigterm_caught(pid: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 def test_many_early_sigterms_exit_143(tmp_path: Path) -> None:
     data = published.require(published.PFGEN_DATA)

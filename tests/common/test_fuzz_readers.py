@@ -14,6 +14,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -251,6 +252,7 @@ SURROGATE_KEYWORD = encoded(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(raw=question_files())
 @example(raw=SURROGATE_KEYWORD)
@@ -287,6 +289,7 @@ def candidate_blocks(draw: st.DrawFn) -> bytes:
     return b"\n".join(lines)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(block=candidate_blocks())
 def test_candidate_reader(tmp_path: Path, block: bytes) -> None:

@@ -275,6 +275,7 @@ except KeyboardInterrupt:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_an_interrupted_run_keeps_its_replies(tmp_path, sig):
     cache, log = tmp_path / "cache.sqlite3", tmp_path / "replies.jsonl"

@@ -54,6 +54,7 @@ class Switch:
         return reply
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_one_failing_request_of_a_batch_is_its_slot_and_the_run_ends(fault: str) -> None:
     switch = Switch()

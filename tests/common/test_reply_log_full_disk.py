@@ -79,6 +79,7 @@ def test_lctg_generate_on_a_small_filled_tmpfs_keeps_whole_lines(tmp_path: Path)
         assert not [p.name for p in disk.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_lctg_eval_out_on_a_full_disk(tmp_path: Path) -> None:
     with serve(answer) as server:
         generated = run_cli(*generate_args(server.base_url, tmp_path / "gen"))

@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ def test_matches_python_round(x: float) -> None:
         assert py_round(x, digits) == round(x, digits)
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(st.integers(min_value=0, max_value=10**7), st.sampled_from([4, 5, 6]))
 def test_values_on_decimal_half_way_points(units: int, digits: int) -> None:

@@ -120,6 +120,7 @@ def rouge_score_library(ref: str, pred: str) -> float:
     return scorer.score(ref, pred)["rougeL"].fmeasure * 100
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(texts, texts), min_size=1, max_size=6))
 def test_rouge_l_matches_reference_and_rouge_score(pairs: list[tuple[str, str]]) -> None:

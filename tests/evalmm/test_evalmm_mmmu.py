@@ -154,11 +154,11 @@ def test_indicators_from_an_installed_eval_mm(
     checkout = run_cli(*command, cwd=tmp_path, env={"EVALMM_DIR": str(evalmm_dir)})
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
     monkeypatch.setenv("EVALMM_DIR", str(tmp_path / "none"))
-    found = run_cli(*command, cwd=tmp_path)
+    found = run_cli(*command, cwd=tmp_path, process=True)  # PYTHONPATH read at start
     assert checkout.returncode == 0 and found.returncode == 0, found.stderr
     assert json.loads(found.stdout) == json.loads(checkout.stdout)
     installed.write_text('_JAPANESE_INDICATORS = ["解答は、" "回答は"]\n', encoding="utf-8")
-    changed = run_cli(*command, cwd=tmp_path)
+    changed = run_cli(*command, cwd=tmp_path, process=True)
     assert changed.returncode != 0
     (line,) = changed.stderr.strip().splitlines()
     assert "does not match llm-jp-eval-mm at the pinned commit" in line and str(installed) in line

@@ -12,6 +12,8 @@ from test_evalmm_run import TASK, image_bytes, one_image_task
 
 from pfgen_fast.testing import Reply, serve
 
+pytestmark = pytest.mark.slow
+
 
 def describe(path: str, request: dict[str, Any]) -> Reply:
     return Reply(text=f"答え{len(str(request['messages']))}")

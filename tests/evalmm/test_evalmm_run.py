@@ -97,12 +97,20 @@ def answering(answer: Callable[[str], str]) -> Responder:
     return lambda path, body: Reply(text=answer(prompt_text(body)))
 
 
-def mm_run(url: str | list[str], data: Path, out: Path, *extra: Any, task: str = TASK) -> Any:
+def mm_run(
+    url: str | list[str],
+    data: Path,
+    out: Path,
+    *extra: Any,
+    task: str = TASK,
+    process: bool = False,
+) -> Any:
     urls = [url] if isinstance(url, str) else url
     servers = [part for u in urls for part in ("--base-url", u)]
     return run_cli(
         "mm", "run", "--task", task, "--model", "org/vlm-1", *servers, "--data", data,
         "--out", out, "--metrics", "rougel", "--timeout", "10", *extra, cwd=out.parent,
+        process=process,
     )  # fmt: skip
 
 
@@ -387,6 +395,7 @@ def test_leaderboard_markdown_marks_best_and_second(board: Path) -> None:
     assert "**4.0**" in by_model["m3"] and "<u>3.1</u>" in by_model["a/m1"]
 
 
+@pytest.mark.slow
 def test_leaderboard_latex_csv_json_and_plot(board: Path, tmp_path: Path) -> None:
     latex = run_cli("mm", "leaderboard", board, "--format", "latex")
     assert "\\textbf{70.0}" in latex.stdout and "\\underline{60.0}" in latex.stdout

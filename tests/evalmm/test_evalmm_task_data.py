@@ -212,6 +212,7 @@ def test_jic_vqa_needs_its_prepared_file(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(list(tasks.iter_items("jic-vqa", file))) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("task", "dataset", "pinned"),
     [("textvqa", "lmms-lab/textvqa", True), ("jdocqa", "speed/JDocQA", False)],

@@ -117,6 +117,7 @@ def assert_sent_as_given(image: tasks.TaskImage, expected: Any, question_id: str
         assert pixels.tobytes() == expected.tobytes(), question_id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(mm_datasets.WRITERS))
 def test_items_equal_the_original_tasks(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -15,7 +15,7 @@ import pytest
 from judge_reference import spec_order, spec_pair
 from scripted_judge import ANSWER, ScriptedJudge
 
-from pfgen_fast.cli import main
+from cli_runner import run_cli
 from pfgen_fast.testing import Reply, Responder, StandInServer, serve
 
 PAIRS = [
@@ -52,35 +52,32 @@ def messages(err: str) -> list[str]:
 
 
 def run_judge(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, responder: Responder, *args: str
+    tmp_path: Path, responder: Responder, *args: str
 ) -> tuple[int, dict[str, Any], list[str], StandInServer]:
     items = write_items(tmp_path / "items.jsonl")
     out = tmp_path / "out"
     with serve(responder) as server:
-        code = main(
-            ["judge", "pairwise", str(items), "--base-url", server.base_url]
-            + ["--judge-model", "judge-1", "--out", str(out), "--json", "--max-retries", "0", *args]
+        done = run_cli(
+            *["judge", "pairwise", items, "--base-url", server.base_url, "--judge-model"],
+            *["judge-1", "--out", out, "--json", "--max-retries", "0", *args],
         )
-    captured = capsys.readouterr()
-    result = json.loads(captured.out)
+    result = json.loads(done.stdout)
     written = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     assert written == result["items"]
     assert json.loads((out / "summary.json").read_text()) == result["summary"]
-    return code, result, messages(captured.err), server
+    return done.returncode, result, messages(done.stderr), server
 
 
 def errors(result: dict[str, Any]) -> dict[str, str]:
     return {item["id"]: item["error"] for item in result["items"] if "error" in item}
 
 
-def test_a_reply_the_server_cuts_is_reported_as_cut(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_a_reply_the_server_cuts_is_reported_as_cut(tmp_path: Path) -> None:
     """A server that ignores max_tokens and writes until its context is full."""
     endless = [("理由を述べると", -0.1, [("理由を述べると", -0.1)])] * 300
     cut = Reply(text="理由を述べると" * 300, logprobs=endless, finish_reason="length")
     code, result, err, server = run_judge(
-        capsys, tmp_path, faulty(ScriptedJudge(), lambda _: cut), "--max-tokens", "300"
+        tmp_path, faulty(ScriptedJudge(), lambda _: cut), "--max-tokens", "300"
     )
     assert code == 1
     cut_reason = "cut at max_tokens before its verdict (raise --max-tokens)"
@@ -96,9 +93,9 @@ def test_a_reply_the_server_cuts_is_reported_as_cut(
     assert {body["max_tokens"] for body in server.bodies()} == {300}
 
 
-def test_the_default_bound_is_sent(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_the_default_bound_is_sent(tmp_path: Path) -> None:
     code, result, _, server = run_judge(
-        capsys, tmp_path, ScriptedJudge(), "--criteria", "--extra-body", '{"top_k": 20}'
+        tmp_path, ScriptedJudge(), "--criteria", "--extra-body", '{"top_k": 20}'
     )
     assert code == 0
     bodies = server.bodies()
@@ -109,21 +106,19 @@ def test_the_default_bound_is_sent(capsys: pytest.CaptureFixture[str], tmp_path:
     assert settings["extra_body"] == {"top_k": 20}
 
 
-def test_one_item_longer_than_the_context(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_one_item_longer_than_the_context(tmp_path: Path) -> None:
     message = "the request exceeds the available context size (2048 tokens)"
     refused = Reply(status=400, error=message)
-    code, result, err, _ = run_judge(capsys, tmp_path, faulty(ScriptedJudge(), lambda _: refused))
+    code, result, err, _ = run_judge(tmp_path, faulty(ScriptedJudge(), lambda _: refused))
     assert code == 1
     assert set(errors(result)) == {"pair4"}
     assert result["summary"]["judged"] == 3
     assert len(err) == 1 and "context" in err[0]
 
 
-def test_fewer_top_logprobs_than_asked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_fewer_top_logprobs_than_asked(tmp_path: Path) -> None:
     judge = ScriptedJudge(alternatives=12)
-    code, result, err, _ = run_judge(capsys, tmp_path, judge, "--prompt", "result-only")
+    code, result, err, _ = run_judge(tmp_path, judge, "--prompt", "result-only")
     assert code == 0
     assert err == [
         "warning: 4 items got fewer than the 20 top log-probabilities asked for at a verdict "
@@ -135,20 +130,18 @@ def test_fewer_top_logprobs_than_asked(capsys: pytest.CaptureFixture[str], tmp_p
     assert result["summary"]["fewer_alternatives"] == 4
 
 
-def test_an_empty_reply_is_named_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_an_empty_reply_is_named_so(tmp_path: Path) -> None:
     empty = Reply(text="", logprobs=[])  # logprobs.content: [], finish_reason: stop
     code, result, _, _ = run_judge(
-        capsys, tmp_path, faulty(ScriptedJudge(), lambda _: empty), "--prompt", "result-only"
+        tmp_path, faulty(ScriptedJudge(), lambda _: empty), "--prompt", "result-only"
     )
     assert code == 1
     assert errors(result) == {"pair4": "order 1: empty reply; order 2: empty reply"}
 
 
-def test_http_500_gives_the_servers_message(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_http_500_gives_the_servers_message(tmp_path: Path) -> None:
     crashed = Reply(status=500, error="llama_decode returned 1")
-    code, result, err, _ = run_judge(capsys, tmp_path, faulty(ScriptedJudge(), lambda _: crashed))
+    code, result, err, _ = run_judge(tmp_path, faulty(ScriptedJudge(), lambda _: crashed))
     assert code == 1
     assert "llama_decode returned 1" in errors(result)["pair4"]
     assert result["summary"]["judged"] == 3
@@ -181,12 +174,10 @@ def reasoning_first(judge: ScriptedJudge, apart: bool) -> Responder:
 
 @pytest.mark.parametrize("prompt", ["result-only", "reason-then-result"])
 @pytest.mark.parametrize("apart", [False, True])
-def test_a_judge_that_reasons_first(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, prompt: str, apart: bool
-) -> None:
+def test_a_judge_that_reasons_first(tmp_path: Path, prompt: str, apart: bool) -> None:
     judge = ScriptedJudge()
     responder = reasoning_first(judge, apart)
-    code, result, err, _ = run_judge(capsys, tmp_path, responder, "--prompt", prompt)
+    code, result, err, _ = run_judge(tmp_path, responder, "--prompt", prompt)
     assert (code, err) == (0, [])
     reasoning = prompt == "reason-then-result"
     for (a, b), item in zip([*PAIRS, (FAULTY, "庚の回答です。")], result["items"], strict=True):
@@ -200,22 +191,18 @@ def test_a_judge_that_reasons_first(
         assert position == offset + (5 if reasoning else 0)
 
 
-def test_a_reply_cut_inside_its_reasoning(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_a_reply_cut_inside_its_reasoning(tmp_path: Path) -> None:
     thinking = [("<think>", -0.1, [("<think>", -0.1)]), ("まずAは", -0.1, [("まずAは", -0.1)])]
     cut = Reply(text="<think>まずAは", logprobs=thinking, finish_reason="length")
     code, result, _, _ = run_judge(
-        capsys, tmp_path, faulty(ScriptedJudge(), lambda _: cut), "--prompt", "result-only"
+        tmp_path, faulty(ScriptedJudge(), lambda _: cut), "--prompt", "result-only"
     )
     assert code == 1
     reason = "cut at max_tokens before an answer (raise --max-tokens)"
     assert errors(result) == {"pair4": f"order 1: {reason}; order 2: {reason}"}
 
 
-def test_an_empty_criteria_reply_is_warned_about(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_an_empty_criteria_reply_is_warned_about(tmp_path: Path) -> None:
     judge = ScriptedJudge()
 
     def respond(path: str, request: dict[str, Any]) -> Reply:
@@ -223,7 +210,7 @@ def test_an_empty_criteria_reply_is_warned_about(
             return Reply(text="")
         return judge(path, request)
 
-    code, result, err, _ = run_judge(capsys, tmp_path, respond, "--criteria")
+    code, result, err, _ = run_judge(tmp_path, respond, "--criteria")
     assert code == 0
     assert err == [
         "warning: 1 criteria replies were empty; their questions were judged with empty criteria"
@@ -231,19 +218,17 @@ def test_an_empty_criteria_reply_is_warned_about(
     assert {item["criteria"] for item in result["items"]} == {""}
 
 
-def test_the_outputs_are_checked_before_the_first_call(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_the_outputs_are_checked_before_the_first_call(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     items = write_items(tmp_path / "items.jsonl")
     with serve(ScriptedJudge()) as server:
         for out in (blocker, blocker / "out"):
-            code = main(
-                ["judge", "pairwise", str(items), "--out", str(out), "--base-url", server.base_url]
-                + ["--judge-model", "judge-1"]
+            done = run_cli(
+                *["judge", "pairwise", items, "--out", out, "--base-url", server.base_url],
+                *["--judge-model", "judge-1"],
             )
-            err = capsys.readouterr().err
+            code, err = done.returncode, done.stderr
             assert code == 1 and err.startswith(f"error: {out}: cannot write: ")
             assert len(err.splitlines()) == 1
     assert server.received == []

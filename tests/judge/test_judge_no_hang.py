@@ -14,6 +14,8 @@ from test_judge_pointwise import rater
 
 from pfgen_fast.testing import serve
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(("fault", "number"), PLACES)
 def test_pairwise_ends(tmp_path: Path, fault: str, number: int) -> None:

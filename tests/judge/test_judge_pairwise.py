@@ -12,6 +12,7 @@ import pytest
 from judge_reference import spec_concordance, spec_fleiss, spec_order, spec_pair
 from scripted_judge import ScriptedJudge
 
+from cli_runner import run_cli
 from pfgen_fast.cli import main
 from pfgen_fast.testing import serve
 
@@ -64,26 +65,23 @@ def item_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def judge_cli(capsys: pytest.CaptureFixture[str], url: str, *args: str) -> tuple[int, str, str]:
-    code = main(
-        ["judge", "pairwise", *args, "--base-url", url, "--judge-model", "judge-1", "--quiet"]
+def judge_cli(url: str, *args: str) -> tuple[int, str, str]:
+    done = run_cli(
+        "judge", "pairwise", *args, "--base-url", url, "--judge-model", "judge-1", "--quiet"
     )
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.mark.parametrize(
     ("prompt", "criteria"), [("result-only", False), ("reason-then-result", True)]
 )
-def test_verdicts_match_reference(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], prompt: str, criteria: bool
-) -> None:
+def test_verdicts_match_reference(tmp_path: Path, prompt: str, criteria: bool) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
     judge = ScriptedJudge(SCRIPT)
     extra = ["--criteria"] if criteria else []
     with serve(judge) as server:
         code, out, err = judge_cli(
-            capsys, server.base_url, str(items), "--prompt", prompt, "--json", *extra
+            server.base_url, str(items), "--prompt", prompt, "--json", *extra
         )
     assert (code, err) == (0, "")
     result = json.loads(out)
@@ -134,12 +132,12 @@ def test_verdicts_match_reference(
     assert writing["proposed"] == pytest.approx(expected_cr)
 
 
-def test_second_run_makes_no_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_second_run_makes_no_call(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
     with serve(ScriptedJudge(SCRIPT)) as server:
-        first = judge_cli(capsys, server.base_url, str(items), "--criteria", "--json")
+        first = judge_cli(server.base_url, str(items), "--criteria", "--json")
         calls = server.requests_count
-        second = judge_cli(capsys, server.base_url, str(items), "--criteria", "--json")
+        second = judge_cli(server.base_url, str(items), "--criteria", "--json")
         assert server.requests_count == calls
     first_result, second_result = json.loads(first[1]), json.loads(second[1])
     assert second_result["items"] == first_result["items"]
@@ -150,12 +148,10 @@ def test_second_run_makes_no_call(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert first_result["summary"]["tokens"]["prompt"] == 100 * (calls - 2) + 10 * 2
 
 
-def test_out_directory_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_out_directory_and_table(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
     with serve(ScriptedJudge(SCRIPT)) as server:
-        code, out, _ = judge_cli(
-            capsys, server.base_url, str(items), "--out", str(tmp_path / "out")
-        )
+        code, out, _ = judge_cli(server.base_url, str(items), "--out", str(tmp_path / "out"))
     assert code == 0
     assert out.splitlines()[0].startswith("method\tconcordance %")
     assert "robustness" in out
@@ -167,17 +163,13 @@ def test_out_directory_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert len(replies) == 2 * len(LABELS)
 
 
-def test_failed_calls_are_errors_not_verdicts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_failed_calls_are_errors_not_verdicts(tmp_path: Path) -> None:
     rows = item_rows()
     rows[1]["answer_b"] = "壊れた回答"
     items = write_items(tmp_path / "items.jsonl", rows)
     judge = ScriptedJudge(SCRIPT, fail_on="壊れた回答")
     with serve(judge) as server:
-        code, out, err = judge_cli(
-            capsys, server.base_url, str(items), "--json", "--max-retries", "0"
-        )
+        code, out, err = judge_cli(server.base_url, str(items), "--json", "--max-retries", "0")
     assert code == 1
     assert err.startswith("error: item 'c-missing': ") and len(err.splitlines()) == 1
     result = json.loads(out)
@@ -204,10 +196,10 @@ def test_items_or_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().err == expected
 
 
-def test_server_without_logprobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_server_without_logprobs(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
     with serve(ScriptedJudge(SCRIPT, logprobs=False)) as server:
-        code, out, err = judge_cli(capsys, server.base_url, str(items))
+        code, out, err = judge_cli(server.base_url, str(items))
     assert code == 1
     assert out == ""
     assert len(err.splitlines()) == 1
@@ -224,15 +216,13 @@ def test_server_without_logprobs(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ({"labels": ["A", "B"]}, 'items.jsonl:2: field "labels": 2 labels, but line 1 has 3'),
     ],
 )
-def test_bad_items(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, Any], message: str
-) -> None:
+def test_bad_items(tmp_path: Path, change: dict[str, Any], message: str) -> None:
     rows = item_rows()
     rows[1].update(change)
     rows[1] = {k: v for k, v in rows[1].items() if v is not None}
     items = write_items(tmp_path / "items.jsonl", rows)
     with serve(ScriptedJudge(SCRIPT)) as server:
-        code, out, err = judge_cli(capsys, server.base_url, str(items))
+        code, out, err = judge_cli(server.base_url, str(items))
     assert (code, out) == (1, "")
     assert len(err.splitlines()) == 1
     assert message in err

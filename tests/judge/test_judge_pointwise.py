@@ -53,6 +53,7 @@ def first_trials(run: Path) -> dict[str, str]:
     return first
 
 
+@pytest.mark.slow
 def test_pointwise_over_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = published_runs()[:4]
     with serve(rater) as server:

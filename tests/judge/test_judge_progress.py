@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from scripted_judge import ScriptedJudge
 from test_judge_pairwise import SCRIPT, item_rows, write_items
 
@@ -63,6 +64,7 @@ def test_a_bar_on_a_terminal_before_the_summary(tmp_path: Path) -> None:
     assert "0 cached, 0 failed" in shown[:summary]
 
 
+@pytest.mark.slow
 def test_piped_at_most_eleven_lines_and_none_when_quiet(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", item_rows())
     with serve(ScriptedJudge(SCRIPT)) as server:

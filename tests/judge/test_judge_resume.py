@@ -16,6 +16,8 @@ from scripted_judge import ScriptedJudge
 
 from pfgen_fast.testing import serve
 
+pytestmark = pytest.mark.slow
+
 ITEMS = 24
 
 

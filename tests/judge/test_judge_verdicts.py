@@ -93,6 +93,7 @@ reply_token = st.tuples(st.sampled_from(TEXTS), st.lists(alternative, max_size=5
 replies = st.lists(reply_token, min_size=1, max_size=6)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(replies, replies, st.booleans())
 def test_matches_reference(first: Reply, second: Reply, reasoning: bool) -> None:

@@ -1,26 +1,21 @@
 """What the LCTG tests share: where the benchmark's published files are, the benchmark's own
 prompt functions loaded from its `prompt.py`, a deterministic remover and judge for the test
-server, and running the command line."""
+server."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import subprocess
 import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from lctg_reference import no_blanks
 
 from pfgen_fast.testing import Reply
 from published import lctg_dir
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def benchmark_prompt_module() -> types.ModuleType:
@@ -114,15 +109,3 @@ class StandIn:
             return Reply(status=422, error="unexpected prompt")
 
         return respond
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m pfgen_fast ARGS`, output captured."""
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-    )

@@ -3,6 +3,7 @@ benchmark's scripts write and read back (hypothesis), and the rounding quirks as
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lctg_reference import reference_table
@@ -40,6 +41,7 @@ def runs(draw: st.DrawFn) -> tuple[dict, dict]:
     return ctg, quality
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(runs())
 def test_table_matches_the_reference(run: tuple[dict, dict]) -> None:

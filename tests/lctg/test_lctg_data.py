@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lctg_support import benchmark_prompt_module, benchmark_system_prompt, lctg_dir, run_cli
+from lctg_support import benchmark_prompt_module, benchmark_system_prompt, lctg_dir
 
+from cli_runner import run_cli
 from pfgen_fast.common.errors import DataError
 from pfgen_fast.lctg.data import PUBLISHED, TASKS, load_prompts
 from pfgen_fast.lctg.templates import load_templates
@@ -108,6 +109,7 @@ def test_prompt_sets_as_the_spec_describes_them() -> None:
             assert row.prohibited_word in row.prompts["prohibited_word"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS)
 def test_templates_are_the_benchmarks_functions(task: str) -> None:
     templates = load_templates(lctg_dir(), task)

@@ -24,9 +24,9 @@ from lctg_support import (
     benchmark_prompt_module,
     benchmark_system_prompt,
     lctg_dir,
-    run_cli,
 )
 
+from cli_runner import run_cli
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow, load_prompts
 from pfgen_fast.testing import Reply, StandInServer, serve
 
@@ -262,6 +262,7 @@ def test_original_sampling_sends_neither_temperature_nor_seed(run: Run, tmp_path
     assert "none sent" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_failed_call_is_its_items_and_a_rerun_resumes(tmp_path: Path) -> None:
     setup = build_setup()
     rows = setup.rows[2:3]

@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lctg_support import benchmark_system_prompt, lctg_dir, run_cli
+import pytest
+from lctg_support import benchmark_system_prompt, lctg_dir
 
+from cli_runner import run_cli
 from pfgen_fast.lctg.data import CONSTRAINTS, load_prompts
 from pfgen_fast.lctg.generations import load_generations
 from pfgen_fast.testing import Reply, serve
@@ -20,6 +22,7 @@ def answer(path: str, request: dict[str, Any]) -> Reply:
     return Reply(text=f"生成{request['seed']}:{len(prompt)}")
 
 
+@pytest.mark.slow
 def test_generate_writes_the_generators_format(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with serve(answer) as server:
@@ -59,6 +62,7 @@ def test_generate_writes_the_generators_format(tmp_path: Path) -> None:
     assert sent == {p.prompts[c] for p in prompts.values() for c in CONSTRAINTS}
 
 
+@pytest.mark.slow
 def test_reasoning_stripped_and_a_reply_cut_inside_it(tmp_path: Path) -> None:
     prompts = load_prompts(lctg_dir(), "pros_and_cons")
     first = next(iter(prompts.values()))

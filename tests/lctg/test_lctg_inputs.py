@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lctg_support import lctg_dir, run_cli
+from lctg_support import lctg_dir
 
+from cli_runner import run_cli
 from pfgen_fast.cli import main
 from pfgen_fast.lctg.data import CONSTRAINTS, load_prompts
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import polars as pl
-from lctg_support import run_cli
 
+from cli_runner import run_cli
 from pfgen_fast.lctg.aggregate import COLUMNS
 
 

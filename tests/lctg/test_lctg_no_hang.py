@@ -13,6 +13,8 @@ from test_lctg_eval import TASK, build_setup, write_lines
 
 from pfgen_fast.testing import Reply, serve
 
+pytestmark = pytest.mark.slow
+
 
 def generated(path: str, request: dict[str, Any]) -> Reply:
     return Reply(text=f"生成{len(request['messages'][-1]['content'])}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +55,7 @@ def lines(draw: st.DrawFn) -> bytes:
     return line.replace(b"\n", b"\\n")
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(lines(), min_size=1, max_size=6))
 def test_lines_read_are_those_orjson_reads_alike(block_lines: list[bytes]):

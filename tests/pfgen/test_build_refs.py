@@ -291,6 +291,7 @@ def test_parquet_and_xz_candidates(tmp_path: Path, data_dir: Path) -> None:
     assert len(written["answers"]["X"]) == 300
 
 
+@pytest.mark.slow
 def test_bad_parquet_and_xz_candidates(tmp_path: Path, data_dir: Path) -> None:
     question, answers = references(data_dir)
     rows = pl.DataFrame(

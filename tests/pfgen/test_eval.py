@@ -55,6 +55,7 @@ def evaluated(bench: Path, tmp_path_factory) -> tuple[Path, subprocess.Completed
     return root, result
 
 
+@pytest.mark.slow
 def test_every_published_run_is_reproduced(evaluated, bench: Path):
     root, result = evaluated
     assert result.returncode == 0, result.stderr
@@ -83,6 +84,7 @@ def test_rerun_is_incremental_and_force_rescores(evaluated, bench: Path):
     assert forced.returncode == 0 and "1 scored" in forced.stderr
 
 
+@pytest.mark.slow
 def test_changed_trials_file_is_rescored(bench: Path, tmp_path):
     run = copy_run(published_runs()[0], tmp_path)
     first = run_eval("--data", bench / "data", run / "trials.jsonl.xz")
@@ -100,6 +102,7 @@ def test_changed_trials_file_is_rescored(bench: Path, tmp_path):
     assert second_hash == hashlib.sha1((run / "trials.jsonl.xz").read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_a_current_run_is_hashed_not_decompressed(bench: Path, tmp_path):
     run = copy_run(published_runs()[0], tmp_path)
     assert run_eval("--data", bench / "data", run / "trials.jsonl.xz").returncode == 0
@@ -166,6 +169,7 @@ def test_unwritable_run_directory_is_reported(bench: Path, tmp_path):
     assert not (run / "result.json").exists()
 
 
+@pytest.mark.slow
 def test_missing_questions_need_allow_partial(bench: Path, tmp_path):
     run = copy_run(published_runs()[0], tmp_path)
     lines = lzma.decompress((run / "trials.jsonl.xz").read_bytes()).splitlines(keepends=True)
@@ -182,6 +186,7 @@ def test_missing_questions_need_allow_partial(bench: Path, tmp_path):
     assert len(result["questions"]) == len(questions) - 1
 
 
+@pytest.mark.slow
 def test_uneven_trials_warn_and_missing_config_is_left_out(bench: Path, tmp_path):
     run = copy_run(published_runs()[0], tmp_path)
     (run / "config.json").unlink(missing_ok=True)

@@ -57,6 +57,7 @@ BROKEN = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", list(BROKEN))
 def test_one_broken_run_leaves_the_others_scored(tmp_path: Path, broken: str) -> None:
     answers = write_data(tmp_path / "data")

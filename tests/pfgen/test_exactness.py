@@ -181,6 +181,7 @@ def answers_strategy(references: list[str], trials: list[str]) -> st.SearchStrat
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question_id", QUESTION_IDS)
 def test_random_and_adversarial_answers(
     question_id: str, pairs: dict[str, Pair], trial_answers: dict[str, list[str]]
@@ -198,6 +199,7 @@ def test_random_and_adversarial_answers(
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question_id", QUESTION_IDS)
 def test_published_trial_answers_in_one_large_batch(
     question_id: str, pairs: dict[str, Pair], trial_answers: dict[str, list[str]]
@@ -229,6 +231,7 @@ def test_subset_and_order_of_sources(
     pair.assert_same(trial_answers["Q13"][:150])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question_id", QUESTION_IDS)
 def test_report_trigram_coverage(
     question_id: str, pairs: dict[str, Pair], trial_answers: dict[str, list[str]]

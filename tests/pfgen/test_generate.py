@@ -6,7 +6,6 @@ import datetime
 import hashlib
 import json
 import lzma
-import os
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 from test_prompt import read_examples, reference_task
 
+from cli_runner import run_cli
 from pfgen_bench import result_dir
 from pfgen_fast.pfgen.generate import RunParameters
 from pfgen_fast.testing import Flaky, Reply, answer_for, prompt_text, serve
@@ -30,14 +30,8 @@ def own_response_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PFGEN_FAST_CACHE", str(tmp_path / "cache"))
 
 
-def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "OPENAI_API_KEY": "", **(env or {})},
-    )
+# No key: the stand-in servers take none (a key in the environment must not change a run).
+NO_KEY = {"OPENAI_API_KEY": ""}
 
 
 def generate_args(base_url: str, out: Path, data_dir: Path, mode: str, trials: int) -> list[str]:
@@ -68,7 +62,8 @@ def run_generate(
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     fast = ["--concurrency", "4", "--timeout", "2", "--max-retries", "2"]
-    return cli(*generate_args(base_url, out, data_dir, mode, trials), *fast, *extra, env=env)
+    args = generate_args(base_url, out, data_dir, mode, trials)
+    return run_cli(*args, *fast, *extra, env={**NO_KEY, **(env or {})})
 
 
 def run_dir_of(out: Path) -> Path:
@@ -127,6 +122,7 @@ def chat_model_answer(path: str, body: dict[str, Any]) -> Reply:
     return Reply(text=prefix + answer_for(prompt_text(body)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["completion", "qa", "chat"])
 def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp_path, mode):
     flaky = Flaky(
@@ -172,12 +168,13 @@ def test_full_run_survives_failures_and_follows_the_protocol(data_dir: Path, tmp
     assert packed == b"".join(line + b"\n" for line in sorted(lines))
 
 
+@pytest.mark.slow
 def test_packed_trials_evaluate_with_eval(data_dir: Path, tmp_path):
     with serve(chat_model_answer) as server:
         result = run_generate(server.base_url, tmp_path, data_dir, mode="completion", trials=2)
     assert result.returncode == 0, result.stderr
     run = run_dir_of(tmp_path)
-    evaluated = cli("eval", run / "trials.jsonl.xz", "--data", data_dir)
+    evaluated = run_cli("eval", run / "trials.jsonl.xz", "--data", data_dir, env=NO_KEY)
     assert evaluated.returncode == 0, evaluated.stderr
     assert json.loads((run / "result.json").read_bytes())["num_trials"] == 2
 
@@ -202,6 +199,7 @@ def published_api_configs() -> list[Path]:
     return found
 
 
+@pytest.mark.slow
 def test_config_hash_matches_published_runs(bench: Path, tmp_path):
     configs = published_api_configs()
     assert len(configs) >= 6
@@ -222,7 +220,7 @@ def test_config_hash_matches_published_runs(bench: Path, tmp_path):
     # The same through the command: config.json is written before any request.
     for path in configs:
         config = json.loads(path.read_bytes())
-        result = cli(
+        result = run_cli(
             *generate_args(UNREACHABLE, tmp_path, bench / "data", config["mode"], 1),
             "--model",
             config["model"],
@@ -233,6 +231,7 @@ def test_config_hash_matches_published_runs(bench: Path, tmp_path):
             *([] if config["enable_thinking"] else ["--disable-thinking"]),
             "--max-retries",
             "0",
+            env=NO_KEY,
         )
         assert result.returncode == 1
         written = tmp_path / config["model"] / path.parent.name / "config.json"
@@ -259,6 +258,7 @@ def stamps(run: Path) -> dict[str, tuple[int, int]]:
     return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in run.glob("trial_*")}
 
 
+@pytest.mark.slow
 def test_resume_after_kill_keeps_finished_trials(data_dir: Path, tmp_path):
     with serve(chat_model_answer, delay=0.02) as server:
         args = generate_args(server.base_url, tmp_path, data_dir, "qa", 4) + ["--concurrency", "2"]
@@ -339,6 +339,7 @@ def test_a_damaged_trial_file_is_one_error_before_any_request(
     ]
 
 
+@pytest.mark.slow
 def test_authentication_failure_is_clear(data_dir: Path, tmp_path):
     with serve(chat_model_answer, api_key="secret") as server:
         refused = run_generate(server.base_url, tmp_path, data_dir, trials=1)
@@ -385,6 +386,7 @@ def test_server_that_never_answers_keeps_finished_trials(data_dir: Path, tmp_pat
     assert stamps(finished.parent) == before
 
 
+@pytest.mark.slow
 def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
     with serve(lambda path, body: Reply(text="   ")) as server:
         result = run_generate(server.base_url, tmp_path, data_dir, trials=1)
@@ -394,6 +396,7 @@ def test_answers_that_stay_empty_are_an_error(data_dir: Path, tmp_path):
     assert not list(run_dir_of(tmp_path).glob("trial_*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message", "status"),
     [

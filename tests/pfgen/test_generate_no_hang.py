@@ -10,6 +10,8 @@ from batch_faults import PLACES, one_fails, run_to_the_end
 
 from pfgen_fast.testing import Reply, serve
 
+pytestmark = pytest.mark.slow
+
 
 def answer(path: str, request: dict[str, object]) -> Reply:
     return Reply(text="A: 回答です。")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from cli_runner import run_cli
 from pfgen_bench import bench_dir
 from pfgen_fast.testing import Reply, Request, answer_for, serve
 
@@ -78,18 +79,11 @@ def run_ours(
     out: Path, data_dir: Path, url: str, args: list[str]
 ) -> subprocess.CompletedProcess[str]:
     env = {
-        **os.environ,
         "OPENAI_BASE_URL": url,
         "OPENAI_API_KEY": "test-key",
         "PFGEN_FAST_CACHE": str(out.parent / "cache"),
     }
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", "generate", *args, "--data", data_dir, "--out", out],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    return run_cli("generate", *args, "--data", data_dir, "--out", out, timeout=600, env=env)
 
 
 def request_keys(received: list[Request], as_set: bool) -> list[str]:
@@ -140,6 +134,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "args", "empty_first"), CASES)
 def test_generate_is_the_official_runner(
     data_dir: Path, tmp_path: Path, mode: str, args: list[str], empty_first: bool

@@ -113,6 +113,7 @@ def test_a_reply_cut_inside_its_reasoning_is_asked_again_and_counted(
     assert all(record["answer"].startswith("回答") for record in records(run_dir_of(tmp_path)))
 
 
+@pytest.mark.slow
 def test_replies_always_cut_give_the_trial_up_with_the_hint(data_dir: Path, tmp_path: Path) -> None:
     cut = Reply(text=None, reasoning="考え" * 10, finish_reason="length")
     with serve(lambda path, request: cut) as server:

@@ -25,6 +25,8 @@ from pfgen_fast import QuestionScorer, ReferenceData
 from pfgen_fast.pfgen.data import Question
 from reference_scorer import ReferenceScorer, helpfulness
 
+pytestmark = pytest.mark.slow
+
 SETTINGS = settings(
     max_examples=300,
     derandomize=True,

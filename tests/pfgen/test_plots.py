@@ -14,6 +14,8 @@ import pytest
 from cli_runner import run_cli
 from pfgen_bench import bench_dir, data_of_checkout
 
+pytestmark = pytest.mark.slow
+
 # Small runs (10 trials each), completion and chat.
 RUNS = [
     "MiniMaxAI/MiniMax-Text-01/74d4af0",

@@ -62,6 +62,7 @@ def read_examples(data_dir: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["completion", "qa", "chat"])
 @pytest.mark.parametrize(
     ("trial", "seed", "prefix", "num_examples"),

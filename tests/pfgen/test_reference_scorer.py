@@ -38,6 +38,7 @@ def checked_results() -> dict[str, dict[str, Any]]:
 
 
 # One question at a time: its tables (about 100 MB in Python) are dropped after its test.
+@pytest.mark.slow
 @pytest.mark.parametrize("question_id", QUESTION_IDS[::5])
 def test_reference_reproduces_published_samples(
     question_id: str, questions: dict[str, Question], checked_results: dict[str, dict[str, Any]]

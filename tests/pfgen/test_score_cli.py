@@ -1,4 +1,4 @@
-"""`python -m pfgen_fast score`, run for real in a subprocess."""
+"""`python -m pfgen_fast score`, run for real."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import contextlib
 import io
 import json
 import lzma
-import os
 import select
 import subprocess
 import sys
@@ -15,22 +14,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from cli_runner import run_cli
 from pfgen_bench import result_dir
 from pfgen_fast import QuestionScorer, ReferenceData
 from pfgen_fast.pfgen.commands import score as score_command
-
-
-def run_score(
-    *args: str | Path, stdin: bytes | None = None, cache: Path | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PFGEN_FAST_CACHE": str(cache)} if cache else None
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", "score", *map(str, args)],
-        input=stdin,
-        capture_output=True,
-        timeout=300,
-        env=env,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +28,12 @@ def trial_lines(bench: Path) -> list[bytes]:
         return [line for _, line in zip(range(300), lines, strict=False)]
 
 
+@pytest.mark.slow
 def test_scores_every_line_in_input_order(data_dir: Path, trial_lines: list[bytes], tmp_path):
     path = tmp_path / "answers.jsonl"
     path.write_bytes(b"".join(trial_lines))
-    result = run_score("--data", data_dir, path)
-    assert result.returncode == 0, result.stderr.decode()
+    result = run_cli("score", "--data", data_dir, path)
+    assert result.returncode == 0, result.stderr
     outputs = [json.loads(line) for line in result.stdout.splitlines()]
     inputs = [json.loads(line) for line in trial_lines]
     assert len(outputs) == len(inputs)
@@ -72,12 +60,12 @@ def test_a_second_run_reads_the_tables_the_first_kept(
     path = tmp_path / "answers.jsonl"
     path.write_bytes(b"".join(trial_lines))
     cache = tmp_path / "cache"
-    first = run_score("--data", data_dir, path, cache=cache)
+    first = run_cli("score", "--data", data_dir, path, env={"PFGEN_FAST_CACHE": str(cache)})
     (table_folder,) = (cache / "tables").iterdir()
     kept = {p: p.stat().st_ino for p in table_folder.iterdir()}
     questions = {json.loads(line)["question"] for line in trial_lines}
     assert len(kept) == len(questions)
-    second = run_score("--data", data_dir, path, cache=cache)
+    second = run_cli("score", "--data", data_dir, path, env={"PFGEN_FAST_CACHE": str(cache)})
     assert first.returncode == second.returncode == 0
     assert second.stdout == first.stdout
     assert {p: p.stat().st_ino for p in table_folder.iterdir()} == kept
@@ -86,8 +74,8 @@ def test_a_second_run_reads_the_tables_the_first_kept(
 def test_reads_standard_input_and_replaces_an_existing_scores_field(data_dir: Path):
     question = ReferenceData.load(data_dir).questions["Q02"].question
     line = json.dumps({"question": question, "answer": "算数の合計", "scores": 1}) + "\n"
-    result = run_score("--data", data_dir, stdin=line.encode())
-    assert result.returncode == 0, result.stderr.decode()
+    result = run_cli("score", "--data", data_dir, input=line.encode())
+    assert result.returncode == 0, result.stderr
     written = json.loads(result.stdout)
     assert isinstance(written["scores"], dict)
     assert written["scores"]["helpfulness"] == 1.0
@@ -165,11 +153,11 @@ def test_every_line_scored_as_orjson_reads_it(data_dir: Path, trial_lines: list[
     lines = [line for line, _ in tricky] + [line.rstrip(b"\n") for line in trial_lines[:40]]
     path = tmp_path / "answers.jsonl"
     path.write_bytes(b"\n".join(lines))  # the last line without a line break
-    result = run_score("--data", data_dir, "--skip-invalid", path)
-    assert result.returncode == 1, result.stderr.decode()  # lines were skipped
-    assert result.stdout == expected_output(lines, data_dir)
+    result = run_cli("score", "--data", data_dir, "--skip-invalid", path)
+    assert result.returncode == 1, result.stderr  # lines were skipped
+    assert result.stdout.encode() == expected_output(lines, data_dir)
     bad = [number for number, (_, valid) in enumerate(tricky, start=1) if not valid]
-    reported = [line for line in result.stderr.decode().splitlines() if line.startswith("skipped")]
+    reported = [line for line in result.stderr.splitlines() if line.startswith("skipped")]
     assert all(f"{path}:{n}:" in line for n, line in zip(bad, reported, strict=True))
 
 
@@ -206,8 +194,8 @@ def test_bad_line_is_a_one_line_error_naming_line_and_field(
 ):
     path = tmp_path / "answers.jsonl"
     path.write_bytes(trial_lines[0] + bad_line + trial_lines[1])
-    result = run_score("--data", data_dir, path)
-    stderr = result.stderr.decode()
+    result = run_cli("score", "--data", data_dir, path)
+    stderr = result.stderr
     assert result.returncode == 1
     assert stderr.count("\n") == 1 and "Traceback" not in stderr
     assert f"{path}:2:" in stderr and message in stderr
@@ -217,10 +205,10 @@ def test_skip_invalid_reports_and_goes_on(data_dir: Path, trial_lines: list[byte
     path = tmp_path / "answers.jsonl"
     bad = b"".join(line for line, _ in BAD_LINES)
     path.write_bytes(trial_lines[0] + bad + trial_lines[1])
-    result = run_score("--data", data_dir, "--skip-invalid", path)
+    result = run_cli("score", "--data", data_dir, "--skip-invalid", path)
     assert result.returncode == 1  # lines were skipped
     assert len(result.stdout.splitlines()) == 2
-    stderr = result.stderr.decode()
+    stderr = result.stderr
     assert "Traceback" not in stderr
     assert all(f"{path}:{n}:" in stderr for n in range(2, 2 + len(BAD_LINES)))
 
@@ -251,20 +239,20 @@ def set_keywords(rules):
 def test_bad_data_names_file_and_field(data_dir: Path, tmp_path, edit, message: str):
     broken = tmp_path / "data"
     copy_question(data_dir, broken, edit)
-    result = run_score("--data", broken, stdin=b"")
-    stderr = result.stderr.decode()
+    result = run_cli("score", "--data", broken, input=b"")
+    stderr = result.stderr
     assert result.returncode == 1 and "Traceback" not in stderr
     assert "Q02.json" in stderr and message in stderr
 
 
 def test_data_directory_without_questions(tmp_path):
-    result = run_score("--data", tmp_path, stdin=b"")
+    result = run_cli("score", "--data", tmp_path, input=b"")
     assert result.returncode == 1
-    assert "no Qxx.json question files" in result.stderr.decode()
+    assert "no Qxx.json question files" in result.stderr
 
 
 def test_malformed_question_file(tmp_path):
     (tmp_path / "Q01.json").write_text("{", encoding="utf-8")
-    result = run_score("--data", tmp_path, stdin=b"")
+    result = run_cli("score", "--data", tmp_path, input=b"")
     assert result.returncode == 1
-    assert "Q01.json:1: not valid JSON" in result.stderr.decode()
+    assert "Q01.json:1: not valid JSON" in result.stderr

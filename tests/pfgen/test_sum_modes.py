@@ -30,6 +30,8 @@ from pfgen_fast.pfgen.results import RunResult, load_result
 from pfgen_fast.pfgen.scorer import QuestionScorer
 from reference_scorer import ReferenceScorer
 
+pytestmark = pytest.mark.slow
+
 DEFAULT, LEGACY = ("default",), ("legacy",)
 BOTH = DEFAULT + LEGACY
 # Which `sum()` reproduces each published result.json byte for byte (run directory under
@@ -232,16 +234,6 @@ def published_answers(question: Question) -> list[str]:
     return answers
 
 
-def run_eval(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", "eval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=cwd,
-    )
-
-
 def copy_run(run: Path, root: Path) -> Path:
     target = root / run.relative_to(bench_dir())
     target.mkdir(parents=True)
@@ -259,7 +251,7 @@ def evaluated(bench: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
         root = tmp_path_factory.mktemp(mode)
         for run in published_runs():
             copy_run(run, root)
-        done = run_eval("--data", bench / "data", *flags, cwd=root)
+        done = run_cli("eval", "--data", bench / "data", *flags, cwd=root, timeout=900)
         assert done.returncode == 0, done.stderr
         roots[mode] = root
     return roots
@@ -323,7 +315,7 @@ def test_sources_and_sum_are_recorded_and_respected_by_the_currency_check(
     data = ("--data", bench / "data")
 
     def evaluate(*flags: str) -> str:
-        done = run_eval(*data, *flags, run / "trials.jsonl.xz", cwd=tmp_path)
+        done = run_cli("eval", *data, *flags, run / "trials.jsonl.xz", cwd=tmp_path, timeout=900)
         assert done.returncode == 0, done.stderr
         return done.stderr
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import lzma
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from cli_runner import run_cli
 from pfgen_fast.pfgen.construct.synth import CharModel
 from pfgen_fast.pfgen.data import load_question
 
@@ -18,25 +18,9 @@ QUESTION_ID = "Q04"
 
 
 def synth(data_dir: Path, out: Path, count: int, seed: int) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pfgen_fast",
-            "synth",
-            "--data",
-            str(data_dir),
-            "--question",
-            QUESTION_ID,
-            "--count",
-            str(count),
-            "--seed",
-            str(seed),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    return run_cli(
+        *["synth", "--data", data_dir, "--question", QUESTION_ID, "--count", count],
+        *["--seed", seed, "--out", out],
         timeout=120,
     )
 
@@ -80,11 +64,9 @@ def test_parquet_and_xz_outputs(tmp_path: Path, data_dir: Path) -> None:
 
 
 def test_unknown_question_is_an_error(tmp_path: Path, data_dir: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", "synth", "--data", str(data_dir)]
-        + ["--question", "Q99", "--count", "5", "--out", str(tmp_path / "x.jsonl")],
-        capture_output=True,
-        text=True,
+    result = run_cli(
+        *["synth", "--data", data_dir, "--question", "Q99", "--count", "5"],
+        *["--out", tmp_path / "x.jsonl"],
         timeout=60,
     )
     assert result.returncode == 1

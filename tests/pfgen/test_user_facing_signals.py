@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from user_facing_fixtures import checkout, cli_env, run_cli, write_data, write_run
 
+pytestmark = pytest.mark.slow
+
 # A process that holds `replaced_atomically(PATH)` open (its temporary file written) until it
 # is killed: the state of any command stopped in the middle of writing a file.
 WRITER = """

@@ -1,5 +1,5 @@
 """Small benchmark checkouts written by the tests themselves (questions, reference answers and
-runs of made-up text), and the CLI run as a user runs it, in a subprocess."""
+runs of made-up text), and the CLI run as a user runs it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import lzma
 import os
 import random
 import subprocess
-import sys
 from pathlib import Path
+
+import cli_runner
 
 KANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろん。"
 QUESTIONS = {
@@ -83,20 +84,10 @@ def run_cli(
     env: dict[str, str] | None = None,
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m pfgen_fast ARGS` with its output piped (as in a script)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "pfgen_fast", *map(str, args)],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        timeout=timeout,
-        env=env or cli_env(cwd / ".cache"),
-    )
-    return subprocess.CompletedProcess(
-        result.args,
-        result.returncode,
-        result.stdout.decode("utf-8", "replace"),
-        result.stderr.decode("utf-8", "replace"),
+    """`python -m pfgen_fast ARGS` in `cwd`, a user's there: its cache `cwd/.cache` unless
+    `env` says otherwise."""
+    return cli_runner.run_cli(
+        *args, cwd=cwd, input=stdin, env=env or cli_env(cwd / ".cache"), timeout=timeout
     )
 
 

@@ -39,7 +39,10 @@ from site_inputs import (
 
 from cli_runner import run_cli
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(missing() is not None, reason=str(missing())),
+]
 MM_FAILURE = "HTTP 400: the image is too large"  # why the small model failed MM_FAILED_ID
 
 

@@ -77,6 +77,7 @@ def site_args(inputs: dict[str, Path], out: Path) -> list[str | Path]:
     ]
 
 
+@pytest.mark.slow
 def test_the_site_holds_every_benchmark(inputs: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "site"
     done = run_cli(*site_args(inputs, out))
@@ -649,6 +650,7 @@ def whole_site(out: Path) -> bool:
     return all((out / name).is_file() for name in named)
 
 
+@pytest.mark.slow
 def test_a_killed_rebuild_leaves_a_whole_site(inputs: dict[str, Path], tmp_path: Path) -> None:
     """A rebuild killed (SIGKILL) at moments spread over its run: OUT is a whole site each
     time, the old one or the new one, and the next rebuild finishes."""
