@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lctg_support import lctg_dir, run_cli
+from lctg_support import lctg_dir
 
+from cli_runner import run_cli
 from pfgen_fast.testing import Reply, serve
 
 

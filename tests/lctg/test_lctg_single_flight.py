@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lctg_support import StandIn, benchmark_prompt_module, benchmark_system_prompt, run_cli
+from lctg_support import StandIn, benchmark_prompt_module, benchmark_system_prompt
 
+from cli_runner import run_cli
 from pfgen_fast.lctg.data import CONSTRAINTS, load_prompts
 from pfgen_fast.testing import Reply, serve
 from published import lctg_dir

@@ -132,7 +132,12 @@ def test_generate_gives_up_answers_as_the_runner_after_pr95(
         assert theirs.returncode != 0
         assert "RuntimeError: Missing result for" in theirs.stderr
         assert ours.returncode == 1
-        assert f"no answer to {NEVER_ANSWERED[0]!r} after {RETRIES} asks" in ours.stderr
+        # Each trial names the question that ran out of asks first (either, by timing).
+        for trial in range(1, TRIALS + 1):
+            said = [
+                f"trial {trial}: no answer to {q!r} after {RETRIES} asks" for q in NEVER_ANSWERED
+            ]
+            assert any(line in ours.stderr for line in said), ours.stderr
         for name in names:
             assert not (their_run / name).exists()
             assert not (our_run / name).exists()
