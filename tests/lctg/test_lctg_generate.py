@@ -13,7 +13,7 @@ from lctg_support import benchmark_system_prompt, lctg_dir
 
 from cli_runner import run_cli
 from pfgen_fast.lctg.data import CONSTRAINTS, load_prompts
-from pfgen_fast.lctg.generations import load_generations
+from pfgen_fast.lctg.outputs import load_generations
 from pfgen_fast.testing import Reply, serve
 
 

@@ -12,7 +12,7 @@ from pfgen_fast.common.reasoning import after_reasoning, strip_reasoning, unansw
 from pfgen_fast.lctg.aggregate import ITERATIONS, ConstraintScores, constraint_scores
 from pfgen_fast.lctg.checks import INVALID, check, delete_blank
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
-from pfgen_fast.lctg.generations import GenerationRow
+from pfgen_fast.lctg.outputs import GenerationRow
 from pfgen_fast.lctg.templates import Templates
 
 FIRST_LABELS = {"適切": True, "不適切": False}

@@ -8,13 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pfgen_fast.common.files import write_atomically
-from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
 from pfgen_fast.common.reasoning import strip_reasoning, unanswered
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
-
-OUTPUT_NAME = "generated_result_v1.jsonl"
+from pfgen_fast.lctg.outputs import GENERATIONS_NAME, generated_rows, write_generations
 
 
 def generation_requests(
@@ -34,26 +31,6 @@ def generation_requests(
             for n in range(generations):
                 requests.append(ChatRequest(messages, {**params, "seed": seed + n}))
     return requests
-
-
-def generated_rows(
-    prompts: list[PromptRow], texts: list[str], model: str, generations: int
-) -> list[dict[str, Any]]:
-    """The generator's rows, from the texts in request order."""
-    rows = []
-    per_prompt = len(CONSTRAINTS) * generations
-    for index, row in enumerate(prompts):
-        mine = texts[index * per_prompt : (index + 1) * per_prompt]
-        record: dict[str, Any] = {
-            "generated_text_id": index,
-            "model": model,
-            "prompt_id": row.prompt_id,
-            "base_text": row.base_text,
-        }
-        for k, constraint in enumerate(CONSTRAINTS):
-            record[f"{constraint}_result"] = mine[k * generations : (k + 1) * generations]
-        rows.append(record)
-    return rows
 
 
 def generation_text(result: LLMReply | LLMError, strip: bool) -> tuple[str, str | None]:
@@ -100,8 +77,8 @@ def generate(
                 f"prompt {prompts[row].prompt_id}, {CONSTRAINTS[constraint]}, generation "
                 f"{n + 1}: {failure}"
             )
-    path = out / OUTPUT_NAME
+    path = out / GENERATIONS_NAME
     rows = generated_rows(prompts, texts, model, generations)
     kept = [record for index, record in enumerate(rows) if index not in failed_prompts]
-    write_atomically(path, b"".join(dumps_line(row) for row in kept))
+    write_generations(path, kept)
     return path, failures

@@ -18,7 +18,13 @@ from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
 from pfgen_fast.judge.data import load_questions, load_run, run_pairs
 from pfgen_fast.judge.items import PairItem, load_items
-from pfgen_fast.judge.outputs import PAIRWISE_ITEMS
+from pfgen_fast.judge.outputs import (
+    PAIRWISE_ITEMS,
+    REPLIES,
+    settings_record,
+    stats_record,
+    write_outputs,
+)
 from pfgen_fast.judge.pairwise import (
     METHODS,
     REASONED_MAX_TOKENS,
@@ -118,18 +124,18 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.out is not None:
         check_writable_folder(args.out)
-    log = args.out / "replies.jsonl" if args.out is not None else None
+    log = args.out / REPLIES if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
         setup = JudgeSetup(prompt, client.base_url, client.model, args.max_tokens)
         judged = judge_pairs(client, items, setup)
         records = judged.records
         summary = {"prompt": prompt.name, "judge_model": client.model, **summarise(records)}
-        summary["settings"] = outputs.settings_record(client, setup.settings())
-        summary["usage"] = outputs.stats_record(client.stats)
+        summary["settings"] = settings_record(client, setup.settings())
+        summary["usage"] = stats_record(client.stats)
         tokens = judged.tokens
         summary["tokens"] = {"prompt": tokens["prompt"], "completion": tokens["completion"]}
     if args.out is not None:
-        outputs.write_outputs(args.out, PAIRWISE_ITEMS, records, summary)
+        write_outputs(args.out, PAIRWISE_ITEMS, records, summary)
     if args.json:
         sys.stdout.buffer.write(orjson.dumps({"items": records, "summary": summary}) + b"\n")
     else:

@@ -16,7 +16,13 @@ from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.commands import outputs
 from pfgen_fast.judge.data import load_questions, load_run, run_score
-from pfgen_fast.judge.outputs import POINTWISE_RATINGS
+from pfgen_fast.judge.outputs import (
+    POINTWISE_RATINGS,
+    REPLIES,
+    settings_record,
+    stats_record,
+    write_outputs,
+)
 from pfgen_fast.judge.pointwise import (
     DEFAULT_MAX_TOKENS,
     SAMPLING,
@@ -59,13 +65,13 @@ def run(args: argparse.Namespace) -> int:
     questions = load_questions(resolve_data_dir(args.data))
     runs = [(load_run(directory, questions), run_score(directory)) for directory in args.runs]
     check_outputs(args)
-    log = args.out / "replies.jsonl" if args.out is not None else None
+    log = args.out / REPLIES if args.out is not None else None
     with client_from_args(args, log_path=log) as client:
         records, summaries, tokens = rate_runs(
             client, runs, questions, args.trials, args.max_tokens
         )
-        usage = outputs.stats_record(client.stats)
-        settings = outputs.settings_record(client, {**SAMPLING, "max_tokens": args.max_tokens})
+        usage = stats_record(client.stats)
+        settings = settings_record(client, {**SAMPLING, "max_tokens": args.max_tokens})
     warn_if_cut(client.stats)
     r = rating_correlation(summaries)
     columns = ["run", "pfgen score", "mean rating", "rated", "unrated"]
@@ -88,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         "tokens": {"prompt": tokens["prompt"], "completion": tokens["completion"]},
     }
     if args.out is not None:
-        outputs.write_outputs(args.out, POINTWISE_RATINGS, records, summary)
+        write_outputs(args.out, POINTWISE_RATINGS, records, summary)
     if args.plot is not None:
         draw_scatter(summaries, r, args.plot)
     if args.json:

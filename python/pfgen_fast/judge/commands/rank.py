@@ -10,9 +10,14 @@ from pathlib import Path
 import orjson
 
 from pfgen_fast.common.cli_args import add_table_argument, non_negative_int
-from pfgen_fast.common.tables import print_table, write_table
+from pfgen_fast.common.tables import print_table
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
-from pfgen_fast.judge.outputs import INTERVAL_COLUMNS, RANKING_COLUMNS, comparisons
+from pfgen_fast.judge.outputs import (
+    INTERVAL_COLUMNS,
+    RANKING_COLUMNS,
+    comparisons,
+    write_ranking,
+)
 from pfgen_fast.judge.pairwise import METHODS
 
 
@@ -60,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         for n, r in enumerate(ranked, start=1)
     ]
     if args.table is not None:
-        write_table(args.table, columns, rows)
+        write_ranking(args.table, columns, rows)
     if args.json:
         print(orjson.dumps([dict(zip(columns, row, strict=True)) for row in rows]).decode())
     else:

@@ -54,14 +54,14 @@ def judge_record(args: argparse.Namespace, sampling: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from pfgen_fast.lctg.evaluate import failures, remover_refusals, run_evaluation, scores_of
-    from pfgen_fast.lctg.generations import load_generations, model_name
-    from pfgen_fast.lctg.report import (
-        notes,
+    from pfgen_fast.lctg.outputs import (
+        load_generations,
+        model_name,
         output_paths,
-        print_scores,
         scores_document,
         write_outputs,
     )
+    from pfgen_fast.lctg.report import notes, print_scores
     from pfgen_fast.lctg.templates import load_templates
 
     data_dir = resolve_data_dir(args.data)
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         (len(items), failed),
         refused,
     )
-    write_outputs(paths, items, document)
+    write_outputs(paths, (item.record() for item in items), document)
     for note in notes(document):
         print(f"note: {note}", file=sys.stderr)
     if args.json:

@@ -7,14 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pfgen_fast.common.cli_args import (
     fraction,
     non_negative_float,
     whole_number,
 )
-from pfgen_fast.common.files import check_writable_folder, write_atomically
+from pfgen_fast.common.files import check_writable_folder
 from pfgen_fast.common.llm_options import add_llm_arguments, client_from_args
 from pfgen_fast.lctg.aggregate import ITERATIONS
 from pfgen_fast.lctg.commands.shared import (
@@ -24,8 +22,6 @@ from pfgen_fast.lctg.commands.shared import (
     report_calls,
 )
 from pfgen_fast.lctg.data import load_prompts, resolve_data_dir
-
-SETTINGS_NAME = "generation-settings.json"
 
 
 def generations_count(text: str) -> int:
@@ -81,6 +77,7 @@ def settings_record(args: argparse.Namespace, params: dict[str, Any]) -> dict[st
 
 def run(args: argparse.Namespace) -> int:
     from pfgen_fast.lctg.generate import generate
+    from pfgen_fast.lctg.outputs import GENERATION_REPLIES_NAME, write_settings
     from pfgen_fast.lctg.templates import load_templates
 
     data_dir = resolve_data_dir(args.data)
@@ -90,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     params = {k: v for k, v in params.items() if v is not None}
     out = Path(args.out)
     check_writable_folder(out)
-    with client_from_args(args, log_path=out / "generation-replies.jsonl") as client:
+    with client_from_args(args, log_path=out / GENERATION_REPLIES_NAME) as client:
         path, failures = generate(
             client,
             prompts,
@@ -104,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         )
         report_calls(client, "generation")
     settings = settings_record(args, params)
-    write_atomically(out / SETTINGS_NAME, orjson.dumps(settings, option=orjson.OPT_INDENT_2))
+    write_settings(out, settings)
     print(f"wrote {path}")
     for failure in failures:
         print(f"error: {failure}", file=sys.stderr)
