@@ -17,8 +17,8 @@ from pfgen_bench import bench_dir, data_of_checkout, published_runs
 from pfgen_fast.pfgen.data import load_questions
 from pfgen_fast.pfgen.leaderboard import markdown_table, rank_runs, replace_table
 from pfgen_fast.pfgen.pages import (
+    ESCAPES,
     SampleCoverage,
-    escape_text,
     mark_texts,
     marked_texts,
     render_page,
@@ -26,6 +26,12 @@ from pfgen_fast.pfgen.pages import (
 from pfgen_fast.pfgen.results import RunResult, load_result
 
 SMALL_RUN = "sbintuitions/sarashina1-13b"
+
+
+def escape_text(text: str) -> str:
+    """A text escaped character by character as the pages escape it: the reference of
+    `mark_texts`' escapes."""
+    return "".join(ESCAPES.get(char, char) for char in text)
 
 
 def result_paths() -> list[Path]:

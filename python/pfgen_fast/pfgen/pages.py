@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -46,11 +45,6 @@ def _escape_table() -> dict[str, str]:
 
 
 ESCAPES = _escape_table()
-SPECIAL = re.compile("[" + re.escape("".join(ESCAPES)) + "]")
-
-
-def escape_text(text: str) -> str:
-    return SPECIAL.sub(lambda match: ESCAPES[match.group()], text)
 
 
 def code_points(text: str) -> np.ndarray:
