@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import json
-import lzma
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.llm import (
     ChatRequest,
     CompletionRequest,
@@ -32,8 +29,16 @@ from pfgen_fast.common.llm import (
 )
 from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.common.reasoning import strip_reasoning, unanswered
+from pfgen_fast.pfgen.outputs import config_text, write_config
 from pfgen_fast.pfgen.prompts import Example, Mode, build_task, unescape_prefix
-from pfgen_fast.pfgen.trials import read_raw, read_trials
+from pfgen_fast.pfgen.trials import (
+    TRIAL_FILES,
+    pack_trials,
+    read_raw,
+    read_trials,
+    trial_path,
+    write_trial,
+)
 
 # The `engine` parameter of runs asked through an OpenAI-compatible server.
 ENGINE = "openai-api"
@@ -112,8 +117,8 @@ class RunParameters:
         occurrences' order, the same in every run (and so in the cache key)."""
         return list(dict.fromkeys([*self.stop, *self.extra_eos_tokens]))
 
-    def config_text(self) -> str:
-        """`json.dumps` of the parameters sorted by name, as config.json holds it."""
+    def config(self) -> dict[str, Any]:
+        """The parameters config.json records."""
         params: dict[str, Any] = {
             **self.extra_body,
             "engine": self.engine,
@@ -134,7 +139,11 @@ class RunParameters:
             params["seed"] = self.seed
         if self.strip_reasoning:
             params["strip_reasoning"] = True
-        return json.dumps(dict(sorted(params.items())), ensure_ascii=False)
+        return params
+
+    def config_text(self) -> str:
+        """config.json's text, without its final newline (`outputs.config_text`)."""
+        return config_text(self.config())
 
     def run_directory(self, out: Path) -> Path:
         """{out}/{model's folder}/{first 7 hex digits of the SHA-1 of the config}."""
@@ -181,14 +190,6 @@ def clean_answer(answer: str, mode: Mode) -> str:
     if mode != "completion" and "A:" in answer:
         answer = answer.split("A:", 1)[1]
     return answer.strip()
-
-
-def trial_path(run_dir: Path, trial: int) -> Path:
-    return run_dir / f"trial_{trial:03d}.jsonl"
-
-
-# The trial files of a run folder, all of which go into trials.jsonl.xz.
-TRIAL_FILES = "trial_[0-9][0-9][0-9].jsonl"
 
 
 def check_trial_files(run_dir: Path, examples: list[Example]) -> None:
@@ -363,34 +364,6 @@ def answer_trials(answers: TrialAnswers, clients: Clients, trials: list[int]) ->
         answers.ask(clients, jobs)
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Atomically (folders made as needed); a failure is an error naming the file."""
-    try:
-        write_atomically(path, data)
-    except OSError as error:
-        raise PfgenError(f"{path}: cannot write: {error.strerror or error}") from None
-
-
-def write_trial(path: Path, records: list[dict[str, Any]]) -> None:
-    """One JSON line per question, written to a temporary file and renamed into place; an
-    existing trial file is never rewritten."""
-    if path.exists():
-        return
-    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
-    write_file(path, text.encode("utf-8"))
-
-
-def pack_trials(run_dir: Path) -> Path:
-    """trials.jsonl.xz: every trial file's lines, sorted bytewise (`LC_ALL=C sort`), xz -9."""
-    lines: list[bytes] = []
-    for path in sorted(run_dir.glob(TRIAL_FILES)):
-        lines.extend(line for line in path.read_bytes().splitlines() if line.strip())
-    lines.sort()
-    target = run_dir / "trials.jsonl.xz"
-    write_file(target, lzma.compress(b"".join(line + b"\n" for line in lines), preset=9))
-    return target
-
-
 def generate(
     parameters: RunParameters,
     clients: Clients,
@@ -410,7 +383,7 @@ def generate(
     are written."""
     run_dir = parameters.run_directory(out)
     check_trial_files(run_dir, examples)
-    write_file(run_dir / "config.json", (parameters.config_text() + "\n").encode("utf-8"))
+    write_config(run_dir, parameters.config())
     missing = []
     for trial in range(1, num_trials + 1):
         if trial_path(run_dir, trial).exists():

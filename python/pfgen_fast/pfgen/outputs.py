@@ -3,10 +3,23 @@ question files (`data/Qxx.json`, defined in `pfgen.data`), a run folder (its
 trials file, the `config.json` `generate` writes, the `result.json` and `cache/scores.json`
 `eval` writes), result.json read and checked (`load_result`, the checks the leaderboard and the
 pages apply), and the run's figures as every output shows them (`RunFigures`: the README
-leaderboard, `report`'s exports, `eval`'s summary and the site)."""
+leaderboard, `report`'s exports, `eval`'s summary and the site).
+
+The files of a run folder `{out}/{model's folder}/{first 7 hex digits of the SHA-1 of
+config_text}`, each written and read in one module:
+* `config.json` (here: `config_text`, `write_config`, `read_config`): the run's parameters
+  sorted by name. `generate` writes `engine`, `model`, `mode`, `num_examples`, `stop`,
+  `max_tokens`, `temperature`, `enable_thinking`, the keys of `--extra-body`, and `top_p`,
+  `prefix`, `seed`, `strip_reasoning` when set; `lm-eval-import` writes `engine`, `model`,
+  `mode`, `num_examples`, `stop`, `max_tokens`, `lm_eval_model`, `lm_eval_task`, lm-eval's
+  other sampling settings and `system_instruction` when set. `eval` copies it into result.json
+  as it is; readers take `model` and `mode`, and the site shows the others as they are.
+* `trial_NNN.jsonl` and `trials.jsonl.xz` (`pfgen.trials`; the Rust core reads them too).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +39,7 @@ from pfgen_fast.pfgen.data import (
 )
 from pfgen_fast.pfgen.exactness import py_sum
 from pfgen_fast.pfgen.results import ResultChecker, RunResult, load_result, load_results
+from pfgen_fast.pfgen.trials import TRIALS_NAMES, trials_file, write_file
 
 __all__ = [
     "CACHE_PATH",
@@ -43,6 +57,7 @@ __all__ = [
     "RunFigures",
     "RunResult",
     "cached_legacy_sum",
+    "config_text",
     "criterion_total",
     "default_data_dir",
     "load_question",
@@ -55,18 +70,24 @@ __all__ = [
     "result_path",
     "run_figures",
     "trials_file",
+    "write_config",
 ]
 
 # --- a run folder -------------------------------------------------------------------------
 
-TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
 CONFIG_NAME = "config.json"
 RESULT_NAME = "result.json"
 
 
-def trials_file(run_dir: Path) -> Path | None:
-    """The run's trials file, the compressed one first; None when it has neither."""
-    return next((run_dir / n for n in TRIALS_NAMES if (run_dir / n).is_file()), None)
+def config_text(config: Mapping[str, Any]) -> str:
+    """`json.dumps` of the parameters sorted by name, as config.json holds it (without its final
+    newline): the text whose SHA-1 names the run folder."""
+    return json.dumps(dict(sorted(config.items())), ensure_ascii=False)
+
+
+def write_config(run_dir: Path, config: Mapping[str, Any]) -> None:
+    """config.json: `config_text` and a newline, written atomically."""
+    write_file(run_dir / CONFIG_NAME, (config_text(config) + "\n").encode("utf-8"))
 
 
 def read_config(run_dir: Path) -> dict[str, Any] | None:

@@ -1,4 +1,7 @@
-"""Finding and reading trials files (`trials.jsonl` or `trials.jsonl.xz`).
+"""The trials files of a run folder, written and read here: `trial_NNN.jsonl` (one answer line
+per question, written atomically once the trial is complete) and the `trials.jsonl.xz` they are
+packed into (`trials.jsonl` also read). Every line holds `question` and `answer` (strings), the
+runners' `generated` mark, and what else the runner records (kept as it is).
 
 Since pfgen-bench's PR #94 its runners write `"generated": true|false` on every line; an answer
 they gave up on is a placeholder with `"generated": false` (docs/pfgen-upstream.md). A file's
@@ -6,6 +9,7 @@ lines all carry the mark or none does."""
 
 from __future__ import annotations
 
+import json
 import lzma
 from collections import defaultdict
 from dataclasses import dataclass
@@ -14,12 +18,61 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pfgen_fast.common.errors import InputError
+from pfgen_fast.common.errors import InputError, PfgenError
+from pfgen_fast.common.files import write_atomically
 from pfgen_fast.common.jsonl import line_problem, missing_field, not_an_object, wrong_type
 
 if TYPE_CHECKING:
     from pfgen_fast.pfgen.data import Question
     from pfgen_fast.pfgen.scorer import ReferenceData
+
+
+# --- writing -----------------------------------------------------------------------------
+
+# The packed trials files `eval` reads, the compressed one first.
+TRIALS_NAMES = ("trials.jsonl.xz", "trials.jsonl")
+# The trial files of a run folder, all of which go into trials.jsonl.xz.
+TRIAL_FILES = "trial_[0-9][0-9][0-9].jsonl"
+
+
+def trial_path(run_dir: Path, trial: int) -> Path:
+    return run_dir / f"trial_{trial:03d}.jsonl"
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Atomically (folders made as needed); a failure is an error naming the file."""
+    try:
+        write_atomically(path, data)
+    except OSError as error:
+        raise PfgenError(f"{path}: cannot write: {error.strerror or error}") from None
+
+
+def write_trial(path: Path, records: list[dict[str, Any]]) -> None:
+    """One JSON line per question, written to a temporary file and renamed into place; an
+    existing trial file is never rewritten."""
+    if path.exists():
+        return
+    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+    write_file(path, text.encode("utf-8"))
+
+
+def pack_trials(run_dir: Path) -> Path:
+    """trials.jsonl.xz: every trial file's lines, sorted bytewise (`LC_ALL=C sort`), xz -9."""
+    lines: list[bytes] = []
+    for path in sorted(run_dir.glob(TRIAL_FILES)):
+        lines.extend(line for line in path.read_bytes().splitlines() if line.strip())
+    lines.sort()
+    target = run_dir / TRIALS_NAMES[0]
+    write_file(target, lzma.compress(b"".join(line + b"\n" for line in lines), preset=9))
+    return target
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def trials_file(run_dir: Path) -> Path | None:
+    """The run's trials file, the compressed one first; None when it has neither."""
+    return next((run_dir / n for n in TRIALS_NAMES if (run_dir / n).is_file()), None)
 
 
 @dataclass(frozen=True)

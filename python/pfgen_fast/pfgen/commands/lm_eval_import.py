@@ -19,10 +19,10 @@ from rich.markup import escape
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
 from pfgen_fast.common.model_folders import model_folder
-from pfgen_fast.pfgen.generate import pack_trials, trial_path, write_file
 from pfgen_fast.pfgen.harness import Answer, answer_of, sorted_answers, trial_records
-from pfgen_fast.pfgen.outputs import CONFIG_NAME
+from pfgen_fast.pfgen.outputs import config_text, write_config
 from pfgen_fast.pfgen.prompts import MODES
+from pfgen_fast.pfgen.trials import pack_trials, trial_path, write_file
 
 # How lm-eval names its files: results_{date}.json, and beside it samples_{task}_{date}.jsonl.
 RESULTS_PREFIX = "results_"
@@ -55,10 +55,6 @@ class TaskRun:
     def run_dir(self, out: Path) -> Path:
         digest = hashlib.sha1(config_text(self.config).encode("utf-8")).hexdigest()[:7]
         return out / model_folder(self.config["model"]) / digest
-
-
-def config_text(config: dict[str, Any]) -> str:
-    return json.dumps(dict(sorted(config.items())), ensure_ascii=False)
 
 
 def results_files(paths: list[Path]) -> list[Path]:
@@ -174,7 +170,7 @@ def check_run(run: TaskRun, out: Path) -> None:
 def write_run(run: TaskRun, out: Path) -> Path:
     """config.json, the trial files and trials.jsonl.xz of the run folder."""
     run_dir = run.run_dir(out)
-    write_file(run_dir / CONFIG_NAME, (config_text(run.config) + "\n").encode("utf-8"))
+    write_config(run_dir, run.config)
     for trial, data in trial_files(run).items():
         write_file(trial_path(run_dir, trial), data)
     pack_trials(run_dir)
