@@ -33,15 +33,18 @@ import orjson
 
 from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import InputError, PfgenError
-from pfgen_fast.common.files import write_atomically
 from pfgen_fast.pfgen.data import BENCHMARK_QUESTIONS
-from pfgen_fast.pfgen.outputs import CACHE_PATH, RESULT_NAME, cached_legacy_sum, read_config
+from pfgen_fast.pfgen.outputs import read_config
 from pfgen_fast.pfgen.results import (
+    CACHE_PATH,
     ScoredQuestion,
     build_result,
-    result_json,
+    cache_json,
+    cached_legacy_sum,
     run_stats,
     scored_question,
+    stored_result,
+    write_result,
 )
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
 from pfgen_fast.pfgen.trials import given_up, read_trials, records_by_question
@@ -376,13 +379,9 @@ class Evaluator:
     def _stored_result(self, path: Path) -> dict[str, Any] | None:
         """The run's result.json when it is current but for the input hash (same data and
         options), else None; the core compares the input hash."""
-        result_path = path.parent / RESULT_NAME
-        if self.force or not result_path.is_file():
+        if self.force:
             return None
-        try:
-            stored = orjson.loads(result_path.read_bytes())
-        except (OSError, ValueError):  # orjson's errors, deep nesting too, are ValueErrors
-            return None
+        stored = stored_result(path.parent)
         current = (
             isinstance(stored, dict)
             and isinstance(stored.get("input_hash"), str)
@@ -438,8 +437,7 @@ class Evaluator:
             scored, stats, run.input_hash, metadata_hash, run.config, self.sources, marked
         )
         cache = cache_json(run.input_hash, metadata_hash, cache_questions, self.legacy_sum)
-        write_atomically(run.path.parent / CACHE_PATH, cache)
-        write_atomically(run.path.parent / RESULT_NAME, result_json(result))
+        write_result(run.path.parent, result, cache)
         num_answers = sum(question.num_answers for question in scored.values())
         return RunOutcome(
             run.path, "scored", summary_of(result), warnings=run.warnings, num_answers=num_answers
@@ -492,16 +490,3 @@ def summary_of(result: dict[str, Any]) -> dict[str, Any]:
     """A result.json without its per-question part (most of it, and not shown): what an
     evaluation keeps of each run to its end, so that its memory does not grow with the runs."""
     return {key: value for key, value in result.items() if key != "questions"}
-
-
-def cache_json(
-    input_hash: str, metadata_hash: str, questions: bytes, legacy_sum: bool = False
-) -> bytes:
-    """cache/scores.json: both hashes, the `sum()` the records were made with, and per question
-    the records of its answers in file order. `questions` is that part's JSON text without its
-    braces, `"Q01":[record,...],...` (the records come from the core as JSON text: they are
-    joined, not re-encoded)."""
-    header = orjson.dumps(
-        {"input_hash": input_hash, "metadata_hash": metadata_hash, "legacy_sum": legacy_sum}
-    )
-    return header[:-1] + b',"questions":{' + questions + b"}}"

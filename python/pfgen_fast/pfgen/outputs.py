@@ -15,6 +15,7 @@ config_text}`, each written and read in one module:
   other sampling settings and `system_instruction` when set. `eval` copies it into result.json
   as it is; readers take `model` and `mode`, and the site shows the others as they are.
 * `trial_NNN.jsonl` and `trials.jsonl.xz` (`pfgen.trials`; the Rust core reads them too).
+* `result.json` and `cache/scores.json` (`pfgen.results`), which `eval` writes.
 """
 
 from __future__ import annotations
@@ -38,7 +39,16 @@ from pfgen_fast.pfgen.data import (
     resolve_data_dir,
 )
 from pfgen_fast.pfgen.exactness import py_sum
-from pfgen_fast.pfgen.results import ResultChecker, RunResult, load_result, load_results
+from pfgen_fast.pfgen.results import (
+    CACHE_PATH,
+    RESULT_NAME,
+    ResultChecker,
+    RunResult,
+    cached_legacy_sum,
+    load_result,
+    load_results,
+    result_path,
+)
 from pfgen_fast.pfgen.trials import TRIALS_NAMES, trials_file, write_file
 
 __all__ = [
@@ -76,7 +86,6 @@ __all__ = [
 # --- a run folder -------------------------------------------------------------------------
 
 CONFIG_NAME = "config.json"
-RESULT_NAME = "result.json"
 
 
 def config_text(config: Mapping[str, Any]) -> str:
@@ -99,27 +108,6 @@ def read_config(run_dir: Path) -> dict[str, Any] | None:
     if not isinstance(config, dict):
         raise InputError(f"{path}: expected a JSON object")
     return config
-
-
-def result_path(run_dir: Path) -> Path:
-    return run_dir / RESULT_NAME
-
-
-# The per-question score caches of a run (`eval`): every answer with its per-answer record,
-# after a header with both hashes and the `sum()` the records were made with.
-CACHE_PATH = Path("cache") / "scores.json"
-
-
-def cached_legacy_sum(path: Path) -> bool | None:
-    """The `legacy_sum` of a score cache (in its header, written first; a cache that does not
-    say predates the choice and used the default), or None without a readable cache (a
-    published result.json alone: either mode may have made it)."""
-    try:
-        with path.open("rb") as cache:
-            head = cache.read(256)
-    except OSError:
-        return None
-    return b'"legacy_sum":true' in head
 
 
 # --- a run's figures ----------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """A run's result.json (scoring-spec.md §7): written from the scored answers of each question, and
-read back and checked for the pages, the leaderboard and the figures."""
+read back and checked for the pages, the leaderboard and the figures; with it the run's score
+cache `cache/scores.json` (`input_hash`, `metadata_hash`, `legacy_sum`, then `questions`: per
+question the records of its answers), written first and read back for its `legacy_sum`."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import orjson
 
 from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.common.errors import InputError
-from pfgen_fast.common.files import read_bytes
+from pfgen_fast.common.files import read_bytes, write_atomically
 from pfgen_fast.common.jsonl import missing_field, not_an_object, parse_json, wrong_type
 
 if TYPE_CHECKING:
@@ -156,6 +158,61 @@ def result_json(result: dict[str, Any]) -> bytes:
     text = orjson.dumps(result, option=orjson.OPT_INDENT_2)
     text = SMALL_DECIMAL.sub(lambda number: repr(float(number[0])).encode(), text)
     return SHORT_EXPONENT.sub(rb"e-0\1", text)
+
+
+# --- a run folder's result files ----------------------------------------------------------
+
+RESULT_NAME = "result.json"
+# The per-question score caches of a run (`eval`): every answer with its per-answer record,
+# after a header with both hashes and the `sum()` the records were made with.
+CACHE_PATH = Path("cache") / "scores.json"
+
+
+def result_path(run_dir: Path) -> Path:
+    return run_dir / RESULT_NAME
+
+
+def write_result(run_dir: Path, result: dict[str, Any], cache: bytes) -> None:
+    """The run's score cache (`cache_json`), then its result.json (`result_json`), which marks
+    the run done."""
+    write_atomically(run_dir / CACHE_PATH, cache)
+    write_atomically(result_path(run_dir), result_json(result))
+
+
+def stored_result(run_dir: Path) -> Any:
+    """The run's result.json as parsed, unchecked; None when it is missing or not JSON."""
+    path = result_path(run_dir)
+    if not path.is_file():
+        return None
+    try:
+        return orjson.loads(path.read_bytes())
+    except (OSError, ValueError):  # orjson's errors, deep nesting too, are ValueErrors
+        return None
+
+
+def cache_json(
+    input_hash: str, metadata_hash: str, questions: bytes, legacy_sum: bool = False
+) -> bytes:
+    """cache/scores.json: both hashes, the `sum()` the records were made with, and per question
+    the records of its answers in file order. `questions` is that part's JSON text without its
+    braces, `"Q01":[record,...],...` (the records come from the core as JSON text: they are
+    joined, not re-encoded)."""
+    header = orjson.dumps(
+        {"input_hash": input_hash, "metadata_hash": metadata_hash, "legacy_sum": legacy_sum}
+    )
+    return header[:-1] + b',"questions":{' + questions + b"}}"
+
+
+def cached_legacy_sum(path: Path) -> bool | None:
+    """The `legacy_sum` of a score cache (in its header, written first; a cache that does not
+    say predates the choice and used the default), or None without a readable cache (a
+    published result.json alone: either mode may have made it)."""
+    try:
+        with path.open("rb") as cache:
+            head = cache.read(256)
+    except OSError:
+        return None
+    return b'"legacy_sum":true' in head
 
 
 @dataclass(frozen=True)
