@@ -1,7 +1,9 @@
 """The trials files of a run folder, written and read here: `trial_NNN.jsonl` (one answer line
 per question, written atomically once the trial is complete) and the `trials.jsonl.xz` they are
-packed into (`trials.jsonl` also read). Every line holds `question` and `answer` (strings), the
-runners' `generated` mark, and what else the runner records (kept as it is).
+packed into (`trials.jsonl` also read). `generate` writes `question`, `answer`, `generated`
+and `timestamp` on every line; `lm-eval-import` writes `question`, `answer` and `timestamp`.
+The reader takes `question` and `answer` (strings) and `generated` (true or false) when a line
+has it; other keys (a published runner's) are kept as they are.
 
 Since pfgen-bench's PR #94 its runners write `"generated": true|false` on every line; an answer
 they gave up on is a placeholder with `"generated": false` (docs/pfgen-upstream.md). A file's
@@ -47,13 +49,17 @@ def write_file(path: Path, data: bytes) -> None:
         raise PfgenError(f"{path}: cannot write: {error.strerror or error}") from None
 
 
+def trial_bytes(records: list[dict[str, Any]]) -> bytes:
+    """A trial file's bytes: one JSON line per question, as the runners write them."""
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records).encode()
+
+
 def write_trial(path: Path, records: list[dict[str, Any]]) -> None:
-    """One JSON line per question, written to a temporary file and renamed into place; an
-    existing trial file is never rewritten."""
+    """`trial_bytes`, written to a temporary file and renamed into place; an existing trial file
+    is never rewritten."""
     if path.exists():
         return
-    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
-    write_file(path, text.encode("utf-8"))
+    write_file(path, trial_bytes(records))
 
 
 def pack_trials(run_dir: Path) -> Path:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.pfgen.harness import Answer, answer_of, sorted_answers, trial_records
 from pfgen_fast.pfgen.outputs import config_text, write_config
 from pfgen_fast.pfgen.prompts import MODES
-from pfgen_fast.pfgen.trials import pack_trials, trial_path, write_file
+from pfgen_fast.pfgen.trials import pack_trials, trial_bytes, trial_path, write_file
 
 # How lm-eval names its files: results_{date}.json, and beside it samples_{task}_{date}.jsonl.
 RESULTS_PREFIX = "results_"
@@ -149,7 +148,7 @@ def read_task_run(results_path: Path, results: dict[str, Any], name: str) -> Tas
 def trial_files(run: TaskRun) -> dict[int, bytes]:
     """Each trial file's bytes: its answers in document order (questions.jsonl's)."""
     return {
-        trial: b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records)
+        trial: trial_bytes(records)
         for trial, records in trial_records(run.answers, run.timestamp).items()
     }
 
