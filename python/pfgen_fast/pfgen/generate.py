@@ -11,7 +11,6 @@ through a client without the cache (`Clients.fresh`), so a resumed run asks them
 from __future__ import annotations
 
 import datetime
-import hashlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,9 +26,8 @@ from pfgen_fast.common.llm import (
     LLMReply,
     cut_warning,
 )
-from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.common.reasoning import strip_reasoning, unanswered
-from pfgen_fast.pfgen.outputs import config_text, write_config
+from pfgen_fast.pfgen.outputs import config_text, run_folder, write_config
 from pfgen_fast.pfgen.prompts import Example, Mode, build_task, unescape_prefix
 from pfgen_fast.pfgen.trials import (
     TRIAL_FILES,
@@ -147,8 +145,7 @@ class RunParameters:
 
     def run_directory(self, out: Path) -> Path:
         """{out}/{model's folder}/{first 7 hex digits of the SHA-1 of the config}."""
-        digest = hashlib.sha1(self.config_text().encode("utf-8")).hexdigest()[:7]
-        return out / model_folder(self.model) / digest
+        return run_folder(out, self.config())
 
 
 def request_for(

@@ -20,6 +20,7 @@ config_text}`, each written and read in one module:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from typing import Any
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import read_json
+from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.pfgen.data import (
     DATA_DEFAULT,
     QUESTION_FILE,
@@ -92,6 +94,13 @@ def config_text(config: Mapping[str, Any]) -> str:
     """`json.dumps` of the parameters sorted by name, as config.json holds it (without its final
     newline): the text whose SHA-1 names the run folder."""
     return json.dumps(dict(sorted(config.items())), ensure_ascii=False)
+
+
+def run_folder(out: Path, config: Mapping[str, Any]) -> Path:
+    """The run folder of a config: {out}/{the model's folder}/{the first 7 hex digits of the
+    SHA-1 of `config_text`}."""
+    digest = hashlib.sha1(config_text(config).encode("utf-8")).hexdigest()[:7]
+    return out / model_folder(str(config["model"])) / digest
 
 
 def write_config(run_dir: Path, config: Mapping[str, Any]) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,8 @@ from rich.markup import escape
 
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.common.jsonl import iter_json_lines, read_json_object, require
-from pfgen_fast.common.model_folders import model_folder
 from pfgen_fast.pfgen.harness import Answer, answer_of, sorted_answers, trial_records
-from pfgen_fast.pfgen.outputs import config_text, write_config
+from pfgen_fast.pfgen.outputs import run_folder, write_config
 from pfgen_fast.pfgen.prompts import MODES
 from pfgen_fast.pfgen.trials import pack_trials, trial_bytes, trial_path, write_file
 
@@ -52,8 +50,7 @@ class TaskRun:
     missing: int  # documents left out by --limit
 
     def run_dir(self, out: Path) -> Path:
-        digest = hashlib.sha1(config_text(self.config).encode("utf-8")).hexdigest()[:7]
-        return out / model_folder(self.config["model"]) / digest
+        return run_folder(out, self.config)
 
 
 def results_files(paths: list[Path]) -> list[Path]:
