@@ -27,7 +27,9 @@ from lctg_support import (
 )
 
 from cli_runner import run_cli
+from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow, load_prompts
+from pfgen_fast.lctg.outputs import read_analysis
 from pfgen_fast.testing import Reply, StandInServer, serve
 
 TASK = "ad_text"
@@ -218,6 +220,13 @@ def test_every_item_is_analysed_as_the_spec_says(run: Run) -> None:
     assert checks == {True, False, None}
     qualities = {repr(item["quality"]) for item in items}
     assert {"True", "False", "'わかりません'"} <= qualities
+
+
+def test_the_analysis_file_reads_back_as_it_was_written(run: Run) -> None:
+    path = run.out / "lctg-ad_text-analysis.jsonl"
+    records = list(read_analysis(path))
+    assert len(records) == PROMPTS * 4 * 3
+    assert b"".join(dumps_line(record.line()) for record in records) == path.read_bytes()
 
 
 def test_every_prompt_sent_is_the_benchmarks_template_filled_in(run: Run) -> None:

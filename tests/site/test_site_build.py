@@ -626,6 +626,25 @@ def test_a_truncated_result_is_named_and_the_figures_drawn_from_the_others(
     assert index.count('data-run="result/') == len(PFGEN_RUNS) - 1
 
 
+def test_an_analysis_line_not_as_written_leaves_its_run_out_with_one_line(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    tree = tmp_path / "lctg"
+    shutil.copytree(inputs["lctg"], tree)
+    [analysis] = tree.rglob("lctg-ad_text-analysis.jsonl")
+    lines = analysis.read_text("utf-8").splitlines()
+    record = json.loads(lines[4])
+    record["iteration"] = "2"
+    lines[4] = json.dumps(record, ensure_ascii=False)
+    analysis.write_text("\n".join(lines) + "\n", "utf-8")
+    out = tmp_path / "out"
+    done = run_cli("site", out, "--lctg", tree)
+    assert done.returncode == 1
+    [warning] = done.stderr.strip().splitlines()
+    assert f'{analysis}:5: field "iteration": expected an integer, got a string' in warning
+    assert "run left out" in warning and "Traceback" not in done.stderr
+
+
 def test_a_judge_folder_without_results_is_one_warning_and_no_row(
     inputs: dict[str, Path], tmp_path: Path
 ) -> None:

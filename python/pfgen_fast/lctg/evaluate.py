@@ -4,7 +4,7 @@ the four checks, and the scores. Calls go through the shared LLM client (cached,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
@@ -12,7 +12,7 @@ from pfgen_fast.common.reasoning import after_reasoning, strip_reasoning, unansw
 from pfgen_fast.lctg.aggregate import ITERATIONS, ConstraintScores, constraint_scores
 from pfgen_fast.lctg.checks import INVALID, check, delete_blank
 from pfgen_fast.lctg.data import CONSTRAINTS, PromptRow
-from pfgen_fast.lctg.outputs import GenerationRow
+from pfgen_fast.lctg.outputs import AnalysisRecord, GenerationRow
 from pfgen_fast.lctg.templates import Templates
 
 FIRST_LABELS = {"適切": True, "不適切": False}
@@ -21,39 +21,13 @@ CUT = "cut at max_tokens before the end of its reply (raise --max-tokens)"
 
 
 @dataclass
-class Item:
-    """One generation: the texts, the check of its constraint and the judge's verdict; or why
-    the remover or the judge gave none (`failure`: the item leaves the rates it would enter)."""
+class Item(AnalysisRecord):
+    """One generation being evaluated: its record (a `failure` leaves the rates it would
+    enter), and what the scores need besides."""
 
-    prompt_id: int
-    constraint: str
-    iteration: int
-    raw: str
-    cleaned: str = ""
-    remover_status: int = 200
-    check: bool | None = None
-    judge_replies: list[str] = field(default_factory=list)  # as received; a retry second
-    quality: bool | str | None = None  # True/False, the unparseable reply, None: no label
-    failure: str | None = None
     remover_failed: bool = False
     # Why the remover's server refused the request (HTTP 400): the item is "Invalid Error".
     remover_refusal: str | None = None
-
-    def record(self) -> dict[str, Any]:
-        record = {
-            "prompt_id": self.prompt_id,
-            "constraint": self.constraint,
-            "iteration": self.iteration,
-            "raw": self.raw,
-            "cleaned": self.cleaned,
-            "remover_status": self.remover_status,
-            "check": self.check,
-            "judge_replies": self.judge_replies,
-            "quality": self.quality,
-        }
-        if self.failure is not None:
-            record["failure"] = self.failure
-        return record
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ leaderboard and other rooms). Every file of the room is written and read here.
   `ctg_iterations`, `ctg_satisfied`, `ctg_checked`, `quality_iterations`,
   `quality_appropriate_judged`);
 * `lctg-TASK-scores.csv`: `model` and the score columns;
-* `lctg-TASK-analysis.jsonl`: one generation a line: `prompt_id`, `constraint`, `iteration`,
-  `raw`, `cleaned`, `remover_status`, `check`, `judge_replies`, `quality`, and `failure` when
-  it failed (the record of `lctg.evaluate.Item`);
+* `lctg-TASK-analysis.jsonl`: one generation a line (`AnalysisRecord`): `prompt_id`,
+  `constraint`, `iteration`, `raw`, `cleaned`, `remover_status`, `check`, `judge_replies`,
+  `quality`, and `failure` when it failed;
 * `lctg-TASK-replies.jsonl`: every raw reply (the shared LLM client's log)."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -110,10 +110,59 @@ def read_entry(path: Path) -> Entry:
     return Entry(path, task, model, {name: scores[name] for name in COLUMNS}, document)
 
 
-def read_analysis(path: Path) -> Iterator[dict[str, Any]]:
-    """The generations of an analysis file, in file order (each a JSON object)."""
+@dataclass
+class AnalysisRecord:
+    """One generation as the analysis file records it: the text before and after the header
+    remover (and the remover's HTTP status), the check of its constraint, the quality judge's
+    replies and label (True/False, the unparseable reply, None: no label), and why the remover
+    or the judge gave none (`failure`). The defaults are a generation not yet evaluated."""
+
+    prompt_id: int
+    constraint: str
+    iteration: int
+    raw: str
+    cleaned: str = ""
+    remover_status: int = 200
+    check: bool | None = None
+    judge_replies: list[str] = field(default_factory=list)  # as received; a retry second
+    quality: bool | str | None = None
+    failure: str | None = None
+
+    def line(self) -> dict[str, Any]:
+        """The JSON line: the fields in order, `failure` only when there is one."""
+        line = {f.name: getattr(self, f.name) for f in fields(AnalysisRecord)}
+        if self.failure is None:
+            del line["failure"]
+        return line
+
+
+# The kind of each field of an analysis line that is always written.
+ANALYSIS_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "prompt_id": int,
+    "constraint": str,
+    "iteration": int,
+    "raw": str,
+    "cleaned": str,
+    "remover_status": int,
+    "check": (bool, type(None)),
+    "judge_replies": list,
+    "quality": (bool, str, type(None)),
+}
+
+
+def read_analysis(path: Path) -> Iterator[AnalysisRecord]:
+    """The generations of an analysis file, in file order; an InputError naming the line and
+    field of one that is not as `AnalysisRecord.line` writes it."""
     for line in iter_json_lines(path):
-        yield line.value
+        obj, where = line.value, line.where
+        values = {name: require(obj, name, kind, where) for name, kind in ANALYSIS_FIELDS.items()}
+        for reply in values["judge_replies"]:
+            if not isinstance(reply, str):
+                raise InputError(f"{where}: {wrong_type('judge_replies', 'strings', reply)}")
+        failure = obj.get("failure")
+        if failure is not None and not isinstance(failure, str):
+            raise InputError(f"{where}: {wrong_type('failure', 'a string', failure)}")
+        yield AnalysisRecord(**values, failure=failure)
 
 
 def task_prompts(task: str, data_dir: Path | None) -> dict[int, PromptRow]:
@@ -293,10 +342,10 @@ def scores_document(
 
 
 def write_outputs(
-    paths: OutputPaths, records: Iterable[dict[str, Any]], document: dict[str, Any]
+    paths: OutputPaths, records: Iterable[AnalysisRecord], document: dict[str, Any]
 ) -> None:
     """The analysis (one record a generation), the scores document and its CSV row."""
-    write_atomically(paths.analysis, b"".join(dumps_line(record) for record in records))
+    write_atomically(paths.analysis, b"".join(dumps_line(record.line()) for record in records))
     write_atomically(paths.scores_json, orjson.dumps(document, option=orjson.OPT_INDENT_2))
     scores = document["scores"]
     write_table(paths.scores_csv, ["model", *COLUMNS], [[document["model"], *scores.values()]])

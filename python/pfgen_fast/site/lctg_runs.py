@@ -8,10 +8,10 @@ the model was given and what its constraint's check looks for, from LCTG Bench's
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.lctg.outputs import (
+    AnalysisRecord,
     Entry,
     PromptRow,
     read_analysis,
@@ -24,9 +24,9 @@ from pfgen_fast.site.model import Answer, Board, Collected, Column, Item, Page, 
 LOOKED_FOR = "lctg-TASK-scores.json files (written by `lctg eval --out`)"
 
 
-def verdict(value: Any) -> bool | str | None:
+def verdict(value: bool | str | None) -> bool | str | None:
     """A check's or the quality judge's verdict: true, false, the unparseable reply, or none."""
-    return value if isinstance(value, (bool, str)) and value != "" else None
+    return None if value == "" else value
 
 
 def checked(constraint: str, row: PromptRow) -> str:
@@ -41,7 +41,7 @@ def checked(constraint: str, row: PromptRow) -> str:
     return "nothing before or after the text (the header remover removes nothing)"
 
 
-def prompt_fields(row: PromptRow | None, prompt_id: Any, constraint: str) -> list[tuple[str, str]]:
+def prompt_fields(row: PromptRow | None, prompt_id: int, constraint: str) -> list[tuple[str, str]]:
     """The prompt the model was given for `constraint` and what its check looks for (its id
     alone without its row)."""
     if row is None or constraint not in row.prompts:
@@ -55,14 +55,12 @@ def prompt_fields(row: PromptRow | None, prompt_id: Any, constraint: str) -> lis
 
 def analysis_items(
     path: Path, prompts: dict[int, PromptRow] | None
-) -> tuple[list[Item], list[Any]]:
+) -> tuple[list[Item], list[int]]:
     """One item per prompt and constraint, each iteration's generation an answer; the prompt's
     text from `prompts` (None: not read); and the ids not among them."""
-    grouped: dict[tuple[Any, str], list[dict[str, Any]]] = {}
+    grouped: dict[tuple[int, str], list[AnalysisRecord]] = {}
     for record in read_analysis(path):
-        grouped.setdefault((record.get("prompt_id"), str(record.get("constraint"))), []).append(
-            record
-        )
+        grouped.setdefault((record.prompt_id, record.constraint), []).append(record)
     items = []
     missing = []
     for (prompt_id, constraint), records in grouped.items():
@@ -70,20 +68,15 @@ def analysis_items(
         if prompts is not None and row is None and prompt_id not in missing:
             missing.append(prompt_id)
         answers = []
-        for record in sorted(records, key=lambda r: r.get("iteration") or 0):
-            cleaned = str(record.get("cleaned") or "")
-            raw = str(record.get("raw") or "")
-            notes = [f"judge: {reply}" for reply in record.get("judge_replies") or []]
-            if raw and raw != cleaned:
-                notes.insert(0, f"before the header remover: {raw}")
+        for record in sorted(records, key=lambda r: r.iteration):
+            notes = [f"judge: {reply}" for reply in record.judge_replies]
+            if record.raw and record.raw != record.cleaned:
+                notes.insert(0, f"before the header remover: {record.raw}")
             answers.append(
                 Answer(
-                    label=f"iteration {record.get('iteration')}",
-                    text=cleaned or raw,
-                    scores={
-                        "check": verdict(record.get("check")),
-                        "quality": verdict(record.get("quality")),
-                    },
+                    label=f"iteration {record.iteration}",
+                    text=record.cleaned or record.raw,
+                    scores={"check": verdict(record.check), "quality": verdict(record.quality)},
                     notes=notes,
                 )
             )
@@ -151,7 +144,7 @@ def collect_lctg(roots: list[Path], data_dir: Path | None, collected: Collected)
         collected.boards.append(board)
 
 
-def missing_prompts(task: str, missing: list[Any]) -> list[str]:
+def missing_prompts(task: str, missing: list[int]) -> list[str]:
     """The note for prompt ids that are not among the task's prompts."""
     if not missing:
         return []

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         (len(items), failed),
         refused,
     )
-    write_outputs(paths, (item.record() for item in items), document)
+    write_outputs(paths, items, document)
     for note in notes(document):
         print(f"note: {note}", file=sys.stderr)
     if args.json:
