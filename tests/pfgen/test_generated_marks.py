@@ -271,7 +271,7 @@ def test_valid_trials_are_shown_and_given_up_answers_never_as_answers(
     collected = Collected()
     collect_pfgen([tmp_path], collected)
     [board] = collected.boards
-    assert board.rows[0].cells["trials"] == "1/2"
+    assert (board.rows[0].cells["trials"], board.rows[0].spreads["trials"]) == (1, 2)
     [page_data] = collected.pages
     items = {item.id: item for item in page_data.items}
     assert ("valid trials", "1/2 (answers the runner gave up on are not scored)") in items[
@@ -280,3 +280,9 @@ def test_valid_trials_are_shown_and_given_up_answers_never_as_answers(
     shown = items["Q01"].answers[0]
     assert (shown.label, shown.text, shown.scores) == ("sample 1: given up", GIVEN_UP, {})
     assert all(PLACEHOLDER not in answer.text for item in items.values() for answer in item.answers)
+    out = tmp_path / "site"
+    done = run_cli("site", out, "--pfgen", tmp_path / "result")
+    assert done.returncode == 0, done.stderr
+    # Sorted as the number of valid trials, shown out of the trials, right-aligned.
+    cell = '<td class="number" data-column="trials" data-value="1" data-total="2">1'
+    assert cell + '<span class="spread">/2</span></td>' in (out / "index.html").read_text("utf-8")

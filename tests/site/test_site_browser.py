@@ -454,7 +454,8 @@ def test_the_csv_download_equals_the_table(site: Site) -> None:
             ...columns.map((th) => {
                 const cell = row.querySelector(`td[data-column="${th.dataset.column}"]`);
                 const value = cell.dataset.value ?? cell.textContent;
-                return th.dataset.spread ? [value, cell.dataset.std] : [value];
+                const spread = {"±": cell.dataset.std, "of": cell.dataset.total ?? ""};
+                return th.dataset.spread ? [value, spread[th.dataset.spread]] : [value];
             })));"""
     )
     header = rows[0]

@@ -22,7 +22,7 @@ from pfgen_fast.common.cpus import usable_cpus
 from pfgen_fast.common.errors import InputError
 from pfgen_fast.pfgen.data import Question
 from pfgen_fast.pfgen.exactness import py_sum
-from pfgen_fast.pfgen.results import ResultChecker, RunResult
+from pfgen_fast.pfgen.results import ResultChecker, RunResult, ValidTrials
 
 # Display names of the reference sources, in the order the pages list them.
 SOURCE_NAMES = {"P": "PFN", "T": "Titech", "S": "Stockmark", "R": "RAG"}
@@ -296,7 +296,7 @@ def _render_page(run: RunResult, coverage: SampleCoverage, legacy_sum: bool) -> 
     return "\n".join(lines) + "\n"
 
 
-def valid_trials_lines(valid: str | None) -> list[str]:
+def valid_trials_lines(valid: ValidTrials | None) -> list[str]:
     """The line saying how many trials have a generated answer, where some were given up."""
     if valid is None:
         return []

@@ -216,6 +216,17 @@ def cached_legacy_sum(path: Path) -> bool | None:
 
 
 @dataclass(frozen=True)
+class ValidTrials:
+    """Trials with a generated answer, out of the trials run."""
+
+    valid: int
+    trials: int
+
+    def __str__(self) -> str:
+        return f"{self.valid}/{self.trials}"
+
+
+@dataclass(frozen=True)
 class RunResult:
     """A result.json, checked for the fields the pages and the leaderboard use."""
 
@@ -238,10 +249,10 @@ class RunResult:
         mode = self.config.get("mode")
         return mode if isinstance(mode, str) else ""
 
-    def valid_trials(self, question_id: str | None = None) -> str | None:
-        """`VALID/TRIALS` (e.g. 98/100) where a run whose answers carry `generated` marks has
-        fewer valid trials than trials: of the question, or the fewest of any question; None
-        otherwise (and for every run without marks)."""
+    def valid_trials(self, question_id: str | None = None) -> ValidTrials | None:
+        """The valid trials out of the trials (shown `98/100`) where a run whose answers carry
+        `generated` marks has fewer valid trials than trials: of the question, or the fewest of
+        any question; None otherwise (and for every run without marks)."""
         num_trials = self.data.get("num_trials")
         questions = self.data.get("questions") or {}
         chosen = [questions.get(question_id)] if question_id else list(questions.values())
@@ -249,7 +260,7 @@ class RunResult:
         valid = [count for count in counts if isinstance(count, int)]
         if not isinstance(num_trials, int) or not valid or min(valid) >= num_trials:
             return None
-        return f"{min(valid)}/{num_trials}"
+        return ValidTrials(min(valid), num_trials)
 
 
 def load_result(path: Path) -> RunResult:

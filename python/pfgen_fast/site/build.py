@@ -69,6 +69,9 @@ def cell(column: Column, row: Row) -> str:
         text += (
             f' <span class="spread">[{number_text(low, value)}, {number_text(high, value)}]</span>'
         )
+    elif column.spread == "of" and isinstance(spread, int):
+        attributes += f' data-total="{spread}"'
+        text += f'<span class="spread">/{spread}</span>'
     return f'<td class="number" {attributes}>{text}</td>'
 
 

@@ -22,7 +22,8 @@ BENCHMARKS = {
 class Column:
     name: str
     numeric: bool = True
-    # How a cell's spread reads: "±" (a standard deviation) or "CI" (an interval low..high).
+    # How a cell's spread reads: "±" (a standard deviation), "CI" (an interval low..high) or
+    # "of" (the whole the value is a part of: 98/100).
     spread: str | None = None
 
 
@@ -30,7 +31,7 @@ class Column:
 class Row:
     run: str  # the run's folder relative to the input given
     cells: dict[str, Any]  # column name -> value (None: empty)
-    spreads: dict[str, Any] = field(default_factory=dict)  # column name -> std or [low, high]
+    spreads: dict[str, Any] = field(default_factory=dict)  # column name -> its spread
     settings: dict[str, Any] = field(default_factory=dict)
     page: str | None = None  # the run page's id, None when the row has none
 

@@ -15,6 +15,7 @@ from pfgen_fast.pfgen.outputs import (
     RESULT_NAME,
     TOTAL_PLACES,
     RunResult,
+    ValidTrials,
     cached_legacy_sum,
     criterion_total,
     load_questions,
@@ -30,7 +31,7 @@ COLUMNS = [
     Column("truthfulness"),
     Column("helpfulness"),
     Column("length", spread="±"),
-    Column("trials"),
+    Column("trials", spread="of"),
     Column("mode", numeric=False),
 ]
 LOOKED_FOR = f"result/<org>/<model>/<hash>/{RESULT_NAME} files (pfgen-bench results)"
@@ -89,7 +90,7 @@ def question_item(
     question: dict[str, Any],
     known: dict[str, dict[str, str]],
     legacy_sum: bool,
-    valid: str | None = None,
+    valid: ValidTrials | None = None,
 ) -> Item:
     """A question of a run's page; `valid`: its valid trials where some were given up."""
     text = str(question.get("question", ""))
@@ -167,7 +168,8 @@ def run_settings(run: RunResult, legacy_sum: bool | None) -> dict[str, Any]:
         *(n for n in config if n not in SETTINGS),
     ]
     settings = {name: setting_text(config[name]) for name in names}
-    settings["trials"] = run.valid_trials() or run.data.get("num_trials")
+    valid = run.valid_trials()
+    settings["trials"] = str(valid) if valid else run.data.get("num_trials")
     settings["sum mode"] = SUM_MODES[legacy_sum]
     settings["sources"] = run.data.get("sources") or "all (the published scoring)"
     settings["input_hash"] = run.data.get("input_hash")
@@ -204,6 +206,10 @@ def run_page(
 
 def run_row(run: RunResult, name: str, page: Page, legacy_sum: bool) -> Row:
     figures = run_figures(run.data, legacy_sum)
+    valid = run.valid_trials()
+    spreads = {"score": figures.score_std, "length": figures.length_std}
+    if valid:
+        spreads["trials"] = valid.trials
     return Row(
         run=name,
         cells={
@@ -213,10 +219,10 @@ def run_row(run: RunResult, name: str, page: Page, legacy_sum: bool) -> Row:
             "truthfulness": figures.rounded_truthfulness,
             "helpfulness": figures.helpfulness,
             "length": figures.length,
-            "trials": run.valid_trials() or figures.num_trials,
+            "trials": valid.valid if valid else figures.num_trials,
             "mode": run.config.get("mode"),
         },
-        spreads={"score": figures.score_std, "length": figures.length_std},
+        spreads=spreads,
         settings=page.settings,
         page=page.id,
     )

@@ -84,7 +84,8 @@
   }
 
   /* The table as shown (visible rows in their order, chosen columns) as records: a cell's
-     exact value, and its spread as extra columns (NAME_std, or NAME_low and NAME_high). */
+     exact value, and its spread as extra columns (NAME_std, NAME_low and NAME_high, or
+     NAME_total). */
   function tableRecords(table) {
     const columns = $$("thead th[data-column]", table).filter((th) => !th.classList.contains("hidden-column"));
     const records = [];
@@ -101,6 +102,7 @@
           record[name + "_low"] = cell && cell.dataset.low !== undefined ? Number(cell.dataset.low) : null;
           record[name + "_high"] = cell && cell.dataset.high !== undefined ? Number(cell.dataset.high) : null;
         }
+        if (th.dataset.spread === "of") record[name + "_total"] = cell && cell.dataset.total !== undefined ? Number(cell.dataset.total) : null;
       }
       records.push(record);
     }
