@@ -253,6 +253,11 @@ def test_valid_trials_are_shown_and_given_up_answers_never_as_answers(
     (run / "config.json").write_text('{"model": "org/model", "mode": "qa"}\n', "utf-8")
     done = run_cli("eval", "--data", data_dir, run / "trials.jsonl")
     assert done.returncode == 0, done.stderr
+    header, row = done.stdout.splitlines()
+    assert dict(zip(header.split("\t"), row.split("\t"), strict=True))["trials"] == "1/2"
+    done = run_cli("eval", "--json", "--data", data_dir, run / "trials.jsonl")
+    [summary] = json.loads(done.stdout)
+    assert (summary["num_valid_trials"], summary["num_trials"]) == (1, 2)
     readme = tmp_path / "README.md"
     readme.write_text("# runs\n<!-- leaderboard -->\n<!-- /leaderboard -->\n", "utf-8")
     result = run / "result.json"

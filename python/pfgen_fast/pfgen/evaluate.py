@@ -38,12 +38,14 @@ from pfgen_fast.pfgen.outputs import read_config
 from pfgen_fast.pfgen.results import (
     CACHE_PATH,
     ScoredQuestion,
+    ValidTrials,
     build_result,
     cache_json,
     cached_legacy_sum,
     run_stats,
     scored_question,
     stored_result,
+    valid_trials,
     write_result,
 )
 from pfgen_fast.pfgen.scorer import QuestionScorer, ReferenceData, ScoreArrays, release_free_memory
@@ -62,6 +64,7 @@ class RunOutcome:
     path: Path
     status: str  # "scored", "skipped" (result current) or "failed"
     result: dict[str, Any] | None = None  # its result.json without "questions": `summary_of`
+    valid_trials: ValidTrials | None = None  # where answers were given up on
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     num_answers: int = 0
@@ -215,7 +218,8 @@ class Evaluator:
                 finish(RunOutcome(path, "failed", error=error))
             elif chunk.is_current(index):
                 assert result is not None
-                finish(RunOutcome(path, "skipped", result=summary_of(result)))
+                summary, valid = summary_of(result), valid_trials(result)
+                finish(RunOutcome(path, "skipped", summary, valid_trials=valid))
             else:
                 pending.append((index, path))
         if not pending:
@@ -440,7 +444,12 @@ class Evaluator:
         write_result(run.path.parent, result, cache)
         num_answers = sum(question.num_answers for question in scored.values())
         return RunOutcome(
-            run.path, "scored", summary_of(result), warnings=run.warnings, num_answers=num_answers
+            run.path,
+            "scored",
+            summary_of(result),
+            valid_trials(result),
+            warnings=run.warnings,
+            num_answers=num_answers,
         )
 
     def _scored_chunk_run(

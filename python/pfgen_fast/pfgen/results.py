@@ -226,6 +226,20 @@ class ValidTrials:
         return f"{self.valid}/{self.trials}"
 
 
+def valid_trials(data: dict[str, Any], question_id: str | None = None) -> ValidTrials | None:
+    """The valid trials out of the trials (shown `98/100`) where a run whose answers carry
+    `generated` marks has fewer valid trials than trials: of the question, or the fewest of
+    any question; None otherwise (and for every run without marks). `data`: a result.json."""
+    num_trials = data.get("num_trials")
+    questions = data.get("questions") or {}
+    chosen = [questions.get(question_id)] if question_id else list(questions.values())
+    counts = [q.get("num_valid_trials") for q in chosen if isinstance(q, dict)]
+    valid = [count for count in counts if isinstance(count, int)]
+    if not isinstance(num_trials, int) or not valid or min(valid) >= num_trials:
+        return None
+    return ValidTrials(min(valid), num_trials)
+
+
 @dataclass(frozen=True)
 class RunResult:
     """A result.json, checked for the fields the pages and the leaderboard use."""
@@ -250,17 +264,7 @@ class RunResult:
         return mode if isinstance(mode, str) else ""
 
     def valid_trials(self, question_id: str | None = None) -> ValidTrials | None:
-        """The valid trials out of the trials (shown `98/100`) where a run whose answers carry
-        `generated` marks has fewer valid trials than trials: of the question, or the fewest of
-        any question; None otherwise (and for every run without marks)."""
-        num_trials = self.data.get("num_trials")
-        questions = self.data.get("questions") or {}
-        chosen = [questions.get(question_id)] if question_id else list(questions.values())
-        counts = [q.get("num_valid_trials") for q in chosen if isinstance(q, dict)]
-        valid = [count for count in counts if isinstance(count, int)]
-        if not isinstance(num_trials, int) or not valid or min(valid) >= num_trials:
-            return None
-        return ValidTrials(min(valid), num_trials)
+        return valid_trials(self.data, question_id)
 
 
 def load_result(path: Path) -> RunResult:

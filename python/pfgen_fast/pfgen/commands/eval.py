@@ -24,7 +24,12 @@ from pfgen_fast.common.tables import print_table
 from pfgen_fast.pfgen.data import BENCHMARK_QUESTIONS, DATA_DEFAULT, resolve_data_dir
 from pfgen_fast.pfgen.evaluate import Evaluator, RunOutcome
 from pfgen_fast.pfgen.exactness import add_legacy_sum_argument
-from pfgen_fast.pfgen.outputs import FIGURE_CAPTION, FIGURE_COLUMNS, FIGURE_LABELS, run_figures
+from pfgen_fast.pfgen.outputs import (
+    FIGURE_CAPTION,
+    FIGURE_COLUMNS,
+    FIGURE_LABELS,
+    run_figures,
+)
 from pfgen_fast.pfgen.scorer import ReferenceData
 
 DEFAULT_PATTERN = "result/**/trials.jsonl.xz"
@@ -74,12 +79,15 @@ def summary_row(outcome: RunOutcome, legacy_sum: bool) -> dict[str, Any]:
     result = outcome.result or {}
     config = result.get("config") or {}
     figures = run_figures(result, legacy_sum) if "scores" in result else None
+    valid = outcome.valid_trials
     return {
         "path": str(outcome.path),
         "status": outcome.status,
         "model": config.get("model", str(outcome.path.parent)),
         "mode": config.get("mode", ""),
         "num_trials": result.get("num_trials"),
+        # The fewest trials with a generated answer of any question (all, for runs unmarked).
+        "num_valid_trials": valid.valid if valid else result.get("num_trials"),
         "score": result.get("score"),
         "score_std": result.get("score_std"),
         "length": result.get("length"),
@@ -88,6 +96,13 @@ def summary_row(outcome: RunOutcome, legacy_sum: bool) -> dict[str, Any]:
         "helpfulness": None if figures is None else figures.helpfulness,
         "error": outcome.error,
     }
+
+
+def trials_text(valid: int | None, trials: int | None) -> str:
+    """The trials cell: `98/100` where answers were given up on, else the trials."""
+    if trials is None:
+        return ""
+    return f"{valid}/{trials}" if valid != trials else f"{trials}"
 
 
 def print_runs(rows: list[dict[str, Any]]) -> None:
@@ -100,7 +115,7 @@ def print_runs(rows: list[dict[str, Any]]) -> None:
         [
             row["model"],
             row["mode"],
-            row["num_trials"],
+            trials_text(row["num_valid_trials"], row["num_trials"]),
             number(row["score"], 4),
             number(row["score_std"], 4),
             number(row["length"], 1),
