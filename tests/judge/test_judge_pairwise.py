@@ -171,6 +171,7 @@ def test_the_items_file_reads_back_as_it_was_written(tmp_path: Path) -> None:
     for row in rows[:3]:
         row["model_a"], row["model_b"] = "x", "y"
     del rows[3]["reference"]
+    rows[4]["model_a"] = "z"  # and no model B
     items = write_items(tmp_path / "items.jsonl", rows)
     out = tmp_path / "out"
     judge = ScriptedJudge(SCRIPT, fail_on="壊れた回答")
@@ -182,13 +183,14 @@ def test_the_items_file_reads_back_as_it_was_written(tmp_path: Path) -> None:
     result = read_pairwise_result(out)
     written = (out / "items.jsonl").read_bytes()
     assert b"".join(dumps_line(record.line()) for record in result.records) == written
-    assert result.models() == ["x", "y"]
-    fig1, failed, _, agree_c, _ = result.records
+    assert result.models() == ["x", "y", "z"]
+    fig1, failed, _, agree_c, other = result.records
     assert fig1.verdict is not None and fig1.verdict.proposed == "A"
     assert [order.shown_first for order in fig1.orders] == ["A", "B"]
     assert fig1.labels == ("A", "A", "C") and fig1.criteria == CRITERIA_TEXT
     assert failed.error is not None and failed.verdict is None and failed.labels is None
     assert (agree_c.model_a, agree_c.reference) == (None, None)
+    assert (other.model_a, other.model_b) == ("z", None)
 
 
 def test_failed_calls_are_errors_not_verdicts(tmp_path: Path) -> None:

@@ -283,12 +283,8 @@ class PairwiseResult:
     summary: dict[str, Any]
 
     def models(self) -> list[str]:
-        named = {
-            str(name)
-            for r in self.records
-            if r.model_a is not None or r.model_b is not None
-            for name in (r.model_a, r.model_b)
-        }
+        """The models its pairs name."""
+        named = {name for r in self.records for name in (r.model_a, r.model_b) if name}
         return sorted(named)
 
 
