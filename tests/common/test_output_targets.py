@@ -13,6 +13,7 @@ import os
 import random
 import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ QUESTION = "架空の島の天気を教えて。"
 NULL_DEVICE = os.makedev(1, 3)
 FULL_DEVICE = os.makedev(1, 7)
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+JUDGE_TESTS = Path(__file__).resolve().parents[1] / "judge"  # judged_pairs.py
 # The judge server of the commands that ask one (set by the `inputs` fixture).
 SERVER: dict[str, str] = {}
 
@@ -70,11 +72,12 @@ def write_inputs(root: Path) -> Path:
                for kind in ("ctg", "qual")]  # fmt: skip
     scores = {"task": "summary", "model": "m", "scores": dict.fromkeys(columns, 0.5)}
     (root / "lctg-summary-scores.json").write_text(json.dumps(scores), "utf-8")
-    verdicts = [
-        {"model_a": "x", "model_b": "y", "verdict": {"proposed": "A"}},
-        {"model_a": "y", "model_b": "x", "verdict": {"proposed": "C"}},
-    ]
-    (root / "verdicts.jsonl").write_text("".join(json.dumps(v) + "\n" for v in verdicts))
+    if str(JUDGE_TESTS) not in sys.path:
+        sys.path.append(str(JUDGE_TESTS))
+    from judged_pairs import judged_pair, write_pairs
+
+    pairs = [judged_pair(1, "x", "y", "A"), judged_pair(2, "y", "x", "C")]
+    write_pairs(root / "verdicts.jsonl", pairs)
     return root
 
 

@@ -16,6 +16,8 @@ from judge_reference import spec_order, spec_pair
 from scripted_judge import ANSWER, ScriptedJudge
 
 from cli_runner import run_cli
+from pfgen_fast.common.jsonl import dumps_line
+from pfgen_fast.judge.outputs import read_pairs
 from pfgen_fast.testing import Reply, Responder, StandInServer, serve
 
 PAIRS = [
@@ -64,6 +66,8 @@ def run_judge(
     result = json.loads(done.stdout)
     written = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
     assert written == result["items"]
+    records = read_pairs(out / "items.jsonl")
+    assert b"".join(dumps_line(r.line()) for r in records) == (out / "items.jsonl").read_bytes()
     assert json.loads((out / "summary.json").read_text()) == result["summary"]
     return done.returncode, result, messages(done.stderr), server
 

@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 from judge_reference import spec_concordance, spec_fleiss, spec_order, spec_pair
-from scripted_judge import ScriptedJudge
+from scripted_judge import CRITERIA_TEXT, ScriptedJudge
 
 from cli_runner import run_cli
 from pfgen_fast.cli import main
+from pfgen_fast.common.jsonl import dumps_line
+from pfgen_fast.judge.outputs import read_pairwise_result
 from pfgen_fast.testing import serve
 
 FIGURE_1 = ("甲の回答です。", "乙の回答です。")
@@ -161,6 +163,34 @@ def test_out_directory_and_table(tmp_path: Path) -> None:
     assert summary["items"] == len(LABELS)
     replies = (tmp_path / "out/replies.jsonl").read_text().splitlines()
     assert len(replies) == 2 * len(LABELS)
+
+
+def test_the_items_file_reads_back_as_it_was_written(tmp_path: Path) -> None:
+    rows = item_rows()
+    rows[1]["answer_b"] = "壊れた回答"
+    for row in rows[:3]:
+        row["model_a"], row["model_b"] = "x", "y"
+    del rows[3]["reference"]
+    rows[4]["model_a"] = "z"  # and no model B
+    items = write_items(tmp_path / "items.jsonl", rows)
+    out = tmp_path / "out"
+    judge = ScriptedJudge(SCRIPT, fail_on="壊れた回答")
+    with serve(judge) as server:
+        code, _, _ = judge_cli(
+            server.base_url, str(items), "--criteria", "--max-retries", "0", "--out", str(out)
+        )
+    assert code == 1
+    result = read_pairwise_result(out)
+    written = (out / "items.jsonl").read_bytes()
+    assert b"".join(dumps_line(record.line()) for record in result.records) == written
+    assert result.models() == ["x", "y", "z"]
+    fig1, failed, _, agree_c, other = result.records
+    assert fig1.verdict is not None and fig1.verdict.proposed == "A"
+    assert [order.shown_first for order in fig1.orders] == ["A", "B"]
+    assert fig1.labels == ("A", "A", "C") and fig1.criteria == CRITERIA_TEXT
+    assert failed.error is not None and failed.verdict is None and failed.labels is None
+    assert (agree_c.model_a, agree_c.reference) == (None, None)
+    assert (other.model_a, other.model_b) == ("z", None)
 
 
 def test_failed_calls_are_errors_not_verdicts(tmp_path: Path) -> None:

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from judge_data import bench_dir, published_runs
+from judged_pairs import judged_pair, write_pairs
 from scripted_judge import ScriptedJudge
 
 from cli_runner import run_cli
 from pfgen_fast.cli import main
 from pfgen_fast.common.errors import PfgenError
+from pfgen_fast.common.jsonl import dumps_line
 from pfgen_fast.judge.leaderboard import Comparison, rank_models
 from pfgen_fast.judge.outputs import read_ranking
 from pfgen_fast.site.judge_runs import ranking_board
@@ -117,20 +121,52 @@ def test_rank_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_rank_needs_model_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "items.jsonl"
-    path.write_text(json.dumps({"id": 1, "verdict": {"proposed": "A"}}) + "\n")
+    path = write_pairs(tmp_path / "items.jsonl", [judged_pair(1, None, None, "A")])
     assert main(["judge", "rank", str(path)]) == 1
     assert capsys.readouterr().err == f'error: {path}:1: field "model_a": missing\n'
 
 
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda line: line.update(id=True), 'field "id": expected a string or an integer'),
+        (lambda line: line.pop("verdict"), 'field "verdict": missing'),
+        (
+            lambda line: line["verdict"].update(bs1="D"),
+            "verdict: field \"bs1\": 'D' is not A, B or C",
+        ),
+        (
+            lambda line: line.update(consistent="yes"),
+            'field "consistent": expected true or false, got a string',
+        ),
+        (
+            lambda line: line["orders"][1]["probabilities"].update(A=1),
+            'order 2: probabilities: field "A": expected a number or null, got an integer',
+        ),
+        (
+            lambda line: line["orders"][0]["top_logprobs"].append(["A"]),
+            "order 1: field \"top_logprobs\": ['A'] is not a token and its log-probability",
+        ),
+    ],
+)
+def test_rank_names_the_line_and_field_of_an_items_file_not_as_written(
+    tmp_path: Path, change: Callable[[dict[str, Any]], Any], problem: str
+) -> None:
+    lines = [judged_pair(n, "x", "y", "A").line() for n in range(3)]
+    change(lines[1])
+    path = tmp_path / "items.jsonl"
+    path.write_bytes(b"".join(map(dumps_line, lines)))
+    done = run_cli("judge", "rank", path, "--bootstrap", "0")
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: {path}:2: {problem}")
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
 def test_rank_without_bootstrap_shows_no_interval(tmp_path: Path) -> None:
-    items = tmp_path / "items.jsonl"
     verdicts = [("x", "y", "A"), ("x", "y", "A"), ("y", "x", "A"), ("x", "y", "C")]
-    items.write_text(
-        "".join(
-            json.dumps({"model_a": a, "model_b": b, "verdict": {"proposed": v}}) + "\n"
-            for a, b, v in verdicts
-        )
+    items = write_pairs(
+        tmp_path / "items.jsonl",
+        [judged_pair(n, a, b, v) for n, (a, b, v) in enumerate(verdicts)],
     )
     table = tmp_path / "rank.csv"
     shown = run_cli("judge", "rank", items, "--bootstrap", "0", "--table", table)

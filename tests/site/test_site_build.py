@@ -645,6 +645,24 @@ def test_an_analysis_line_not_as_written_leaves_its_run_out_with_one_line(
     assert "run left out" in warning and "Traceback" not in done.stderr
 
 
+def test_an_items_line_not_as_written_leaves_its_judge_run_out_with_one_line(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    tree = tmp_path / "judge"
+    shutil.copytree(inputs["judge"], tree)
+    items = tree / "pairwise" / "items.jsonl"
+    written = items.read_bytes()
+    assert written.count(b'"alternatives":20') == 2 * len(written.splitlines())
+    items.write_bytes(written.replace(b'"alternatives":20', b'"alternatives":"20"', 2))
+    done = run_cli("site", tmp_path / "out", "--judge", tree)
+    assert (done.returncode, "Traceback" in done.stderr) == (1, False)
+    [warning] = done.stderr.strip().splitlines()
+    problem = f'{items}:1: order 1: field "alternatives": expected an integer, got a string'
+    assert problem in warning and "run left out" in warning
+    index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'data-leaderboard="judge"' not in index and 'data-leaderboard="judge-rank"' in index
+
+
 def test_a_judge_folder_without_results_is_one_warning_and_no_row(
     inputs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
@@ -13,14 +13,14 @@ from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply, cu
 from pfgen_fast.common.reasoning import after_reasoning
 from pfgen_fast.judge.items import PairItem
 from pfgen_fast.judge.metrics import concordance, fleiss_kappa, robustness
+from pfgen_fast.judge.outputs import OrderRecord, PairRecord
 from pfgen_fast.judge.prompts import PairwisePrompt, criteria_prompt
 from pfgen_fast.judge.replies import CUT, answer_failure, reply_tokens
-from pfgen_fast.judge.verdicts import LETTERS, OrderReading, combine, read_order
+from pfgen_fast.judge.verdicts import LETTERS, METHODS, OrderReading, combine, read_order
 
 # The paper's settings (temperature 0, seed 1) and the top-20 log-probabilities it reads.
 SAMPLING = {"temperature": 0, "seed": 1}
 TOP_LOGPROBS = 20
-METHODS = ("proposed", "bs1", "bs2")
 # A reply's new tokens at most, unless --max-tokens says: one letter for the result-only
 # prompts (the verdict is that token); for a reason then the verdict, and for criteria,
 # MT-Bench's judge limit (FastChat's llm_judge asks for at most 2048).
@@ -117,19 +117,19 @@ def generate_criteria(
     return criteria
 
 
-def order_record(reading: OrderReading, reply: LLMReply, shown_first: str) -> dict[str, Any]:
-    top: list[list[Any]] = []
+def order_record(reading: OrderReading, reply: LLMReply, shown_first: str) -> OrderRecord:
+    top: list[tuple[str, float]] = []
     if reading.position is not None and reply.logprobs:
-        top = [list(pair) for pair in reply.logprobs[reading.position].top]
-    return {
-        "shown_first": shown_first,
-        "letter": reading.letter,
-        "position": reading.position,
-        "probabilities": reading.probabilities,
-        "top_logprobs": top,
-        "alternatives": len(top),
-        "text": reply.text,
-    }
+        top = list(reply.logprobs[reading.position].top)
+    return OrderRecord(
+        shown_first=shown_first,
+        letter=reading.letter,
+        position=reading.position,
+        probabilities=reading.probabilities,
+        top_logprobs=top,
+        alternatives=len(top),
+        text=reply.text,
+    )
 
 
 def require_logprobs(reply: LLMReply, setup: JudgeSetup, item: PairItem) -> None:
@@ -141,18 +141,11 @@ def require_logprobs(reply: LLMReply, setup: JudgeSetup, item: PairItem) -> None
         )
 
 
-def base_record(item: PairItem) -> dict[str, Any]:
+def base_record(item: PairItem) -> PairRecord:
     """What names the item (id, task and models when given) and what was judged: the question,
     its reference when given, and both answers."""
-    record: dict[str, Any] = {"id": item.id}
-    if item.task is not None:
-        record["task"] = item.task
-    if item.model_a is not None or item.model_b is not None:
-        record["model_a"], record["model_b"] = item.model_a, item.model_b
-    record["question"] = item.question
-    if item.reference is not None:
-        record["reference"] = item.reference
-    record["answer_a"], record["answer_b"] = item.answer_a, item.answer_b
+    record = PairRecord(item.id, item.question, item.answer_a, item.answer_b, item.task)
+    record.model_a, record.model_b, record.reference = item.model_a, item.model_b, item.reference
     return record
 
 
@@ -167,7 +160,7 @@ def missing_verdict(reply: LLMReply, reasoning: bool) -> str:
 
 def item_record(
     item: PairItem, replies: tuple[LLMReply | LLMError, LLMReply | LLMError], setup: JudgeSetup
-) -> dict[str, Any]:
+) -> PairRecord:
     """Both orders read into the three verdicts; `error` (each failed order's reason) when an
     order gives no verdict token, or no letter has any probability in either order."""
     record = base_record(item)
@@ -178,7 +171,7 @@ def item_record(
         if (why := answer_failure(reply, "verdict", last=reasoning)) is not None
     ]
     if failures:
-        record["error"] = "; ".join(failures)
+        record.error = "; ".join(failures)
         return record
     first, second = (reply for reply in replies if isinstance(reply, LLMReply))
     for reply in (first, second):
@@ -191,18 +184,13 @@ def item_record(
         if reading.position is None
     ]
     if failures:
-        record["error"] = "; ".join(failures)
+        record.error = "; ".join(failures)
         return record
-    verdict = combine(reading1, reading2)
-    if verdict.proposed is None:
-        record["error"] = "no A, B or C among the top log-probabilities at the verdict token"
-    record["verdict"] = {"proposed": verdict.proposed, "bs1": verdict.bs1, "bs2": verdict.bs2}
-    record["consistent"] = verdict.consistent
-    record["tie_broken"] = verdict.tie_broken
-    record["averages"] = verdict.averages
-    record["orders"] = [order_record(reading1, first, "A"), order_record(reading2, second, "B")]
-    if item.labels is not None:
-        record["labels"] = list(item.labels)
+    record.verdict = combine(reading1, reading2)
+    if record.verdict.proposed is None:
+        record.error = "no A, B or C among the top log-probabilities at the verdict token"
+    record.orders = [order_record(reading1, first, "A"), order_record(reading2, second, "B")]
+    record.labels = item.labels
     return record
 
 
@@ -210,7 +198,7 @@ def item_record(
 class PairwiseRun:
     """The records of a run, the tokens of all its replies, and what to warn about."""
 
-    records: list[dict[str, Any]]
+    records: list[PairRecord]
     tokens: Counter[str]
     warnings: list[str]
 
@@ -240,11 +228,11 @@ def judge_pairs(
     for item in items:
         key = (item.question, item.reference)
         if key in criteria.errors:
-            records.append({**base_record(item), "error": criteria.errors[key]})
+            records.append(replace(base_record(item), error=criteria.errors[key]))
             continue
         record = item_record(item, (next(replies), next(replies)), setup)
         if setup.prompt.with_criteria:
-            record["criteria"] = criteria.texts[key]
+            record.criteria = criteria.texts[key]
         records.append(record)
     # A result-only verdict is one token: its reply ends at max_tokens by design.
     cut = criteria.cut + (cut_replies(judged_replies) if setup.prompt.reasoning else 0)
@@ -256,13 +244,12 @@ def cut_replies(replies: Sequence[LLMReply | LLMError]) -> int:
     return sum(isinstance(r, LLMReply) and r.finish_reason == "length" for r in replies)
 
 
-def fewest_alternatives(record: dict[str, Any]) -> int | None:
+def fewest_alternatives(record: PairRecord) -> int | None:
     """The fewest top log-probabilities that came at the verdict token of either order."""
-    orders = record.get("orders")
-    return min(order["alternatives"] for order in orders) if orders else None
+    return min(order.alternatives for order in record.orders) if record.orders else None
 
 
-def run_warnings(records: Sequence[dict[str, Any]], empty_criteria: int, cut: int) -> list[str]:
+def run_warnings(records: Sequence[PairRecord], empty_criteria: int, cut: int) -> list[str]:
     """Fewer alternatives than asked for, criteria replies without criteria, and replies cut
     at max_tokens."""
     warnings = []
@@ -284,42 +271,42 @@ def run_warnings(records: Sequence[dict[str, Any]], empty_criteria: int, cut: in
     return warnings
 
 
-def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarise(records: Sequence[PairRecord]) -> dict[str, Any]:
     """The measures of all items, and of each task when items name one (the paper's per-task
     columns)."""
     summary = measures(records)
-    tasks = list(dict.fromkeys(r["task"] for r in records if "task" in r))
+    tasks = list(dict.fromkeys(r.task for r in records if r.task is not None))
     if tasks:
         summary["by_task"] = {
-            task: measures([r for r in records if r.get("task") == task]) for task in tasks
+            task: measures([r for r in records if r.task == task]) for task in tasks
         }
     return summary
 
 
-def measures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def measures(records: Sequence[PairRecord]) -> dict[str, Any]:
     """Concordance of each method with the annotators (items with labels), Fleiss' kappa
     among them, robustness, verdict counts, tie-breaks; over the items without errors (their
     number: `judged`). `fewer_alternatives`: the judged items with fewer top
     log-probabilities than asked for at a verdict token."""
-    judged = [r for r in records if "error" not in r]
-    labelled = [r for r in judged if "labels" in r]
-    labels = [r["labels"] for r in labelled]
+    judged = [(r, v) for r in records if (v := r.judged_verdict()) is not None]
+    labelled = [(v, r.labels) for r, v in judged if r.labels is not None]
+    labels = [item_labels for _, item_labels in labelled]
     summary: dict[str, Any] = {
         "items": len(records),
         "judged": len(judged),
         "errors": len(records) - len(judged),
         "labelled": len(labelled),
         "fewer_alternatives": sum(
-            1 for r in judged if (fewest_alternatives(r) or TOP_LOGPROBS) < TOP_LOGPROBS
+            1 for r, _ in judged if (fewest_alternatives(r) or TOP_LOGPROBS) < TOP_LOGPROBS
         ),
     }
     for method in METHODS:
-        summary[method] = concordance([r["verdict"][method] for r in labelled], labels)
-    summary["robustness"] = robustness([r["consistent"] for r in judged])
+        summary[method] = concordance([v.by_method()[method] for v, _ in labelled], labels)
+    summary["robustness"] = robustness([v.consistent for _, v in judged])
     summary["fleiss_kappa"] = fleiss_kappa(labels)
-    summary["tie_breaks"] = sum(r["tie_broken"] for r in judged)
+    summary["tie_breaks"] = sum(v.tie_broken for _, v in judged)
     summary["verdicts"] = {}
     for method in METHODS:
-        counts = Counter(r["verdict"][method] for r in judged)
+        counts = Counter(v.by_method()[method] for _, v in judged)
         summary["verdicts"][method] = {**{x: counts[x] for x in LETTERS}, "none": counts[None]}
     return summary

@@ -10,13 +10,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
 
 from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.common.figures import pyplot, write_figure
 from pfgen_fast.common.llm import ChatRequest, LLMClient, LLMError, LLMReply
 from pfgen_fast.common.reasoning import after_reasoning
 from pfgen_fast.judge.data import Run
+from pfgen_fast.judge.outputs import RatingRecord
 from pfgen_fast.judge.prompts import pointwise_prompt
 from pfgen_fast.judge.replies import answer_failure, reply_tokens
 from pfgen_fast.pfgen.outputs import Question
@@ -48,18 +48,17 @@ class RunRating:
     unrated: int  # no rating in the reply, or the call failed
 
 
-def rating_of(result: LLMReply | LLMError, record: dict[str, Any]) -> None:
-    """Sets the record's `rating` (None when there is none), the reply's `text`, and `error`
-    (why there is no rating). The rating is read after the judge's reasoning."""
-    record["rating"] = None
-    failure = answer_failure(result, "rating")
+def rating_record(run: str, question: str, trial: int, result: LLMReply | LLMError) -> RatingRecord:
+    """The answer's rating (None when there is none), the reply's text, and why there is no
+    rating. The rating is read after the judge's reasoning."""
+    record = RatingRecord(run, question, trial)
+    record.error = answer_failure(result, "rating")
     if isinstance(result, LLMReply):
-        record["text"] = result.text
-        if failure is None:
-            record["rating"] = parse_rating(after_reasoning(result.text))
-            failure = NO_RATING if record["rating"] is None else None
-    if failure is not None:
-        record["error"] = failure
+        record.text = result.text
+        if record.error is None:
+            record.rating = parse_rating(after_reasoning(result.text))
+            record.error = NO_RATING if record.rating is None else None
+    return record
 
 
 def rate_runs(
@@ -68,7 +67,7 @@ def rate_runs(
     questions: Sequence[Question],
     trials: int | None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-) -> tuple[list[dict[str, Any]], list[RunRating], Counter[str]]:
+) -> tuple[list[RatingRecord], list[RunRating], Counter[str]]:
     """One record per rated answer (run, question, trial, rating, reply, error when unrated),
     each run's summary, and the tokens of all replies; `runs` pairs each run with its
     pfgen-bench score."""
@@ -86,9 +85,8 @@ def rate_runs(
     records = []
     ratings: dict[str, list[float | None]] = {run.name: [] for run, _ in runs}
     for (name, question, trial), reply in zip(keys, replies, strict=True):
-        record: dict[str, Any] = {"run": name, "question": question.question_id, "trial": trial}
-        rating_of(reply, record)
-        ratings[name].append(record["rating"])
+        record = rating_record(name, question.question_id, trial, reply)
+        ratings[name].append(record.rating)
         records.append(record)
     summaries = []
     for run, score in runs:

@@ -12,6 +12,8 @@ from typing import Protocol
 from pfgen_fast.common.reasoning import CLOSING, OPENING, has_reasoning
 
 LETTERS = ("A", "B", "C")
+# The aggregations of the two orders: the paper's proposed method and its baselines.
+METHODS = ("proposed", "bs1", "bs2")
 # In the swapped order (LLM B shown first) the letters name the other model.
 SWAPPED = {"A": "B", "B": "A", "C": "C"}
 
@@ -111,6 +113,10 @@ class PairVerdict:
     consistent: bool  # the two generated letters agree (after mapping order 2 back)
     averages: dict[str, float]  # the mean of both orders' model-keyed probabilities
     tie_broken: bool  # the highest average was shared, and the tie gave C
+
+    def by_method(self) -> dict[str, str | None]:
+        """The verdict of each method: the proposed one, BS1 and BS2."""
+        return dict(zip(METHODS, (self.proposed, self.bs1, self.bs2), strict=True))
 
 
 def proposed_verdict(first: dict[str, float], second: dict[str, float]) -> tuple[str | None, bool]:

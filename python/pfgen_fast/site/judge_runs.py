@@ -6,6 +6,7 @@ Bradley-Terry 95 % intervals."""
 
 from __future__ import annotations
 
+from math import isnan
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ from pfgen_fast.common.errors import PfgenError
 from pfgen_fast.judge.outputs import (
     PAIRWISE_ITEMS,
     SUMMARY,
+    OrderRecord,
+    PairRecord,
+    PairVerdict,
     PairwiseResult,
     is_pairwise_result,
     read_pairwise_result,
@@ -48,92 +52,77 @@ def flat_numbers(value: Any, prefix: str = "") -> dict[str, float]:
     return found
 
 
-def order_answer(number: int, order: dict[str, Any], record: dict[str, Any]) -> Answer:
+def order_answer(number: int, order: OrderRecord, record: PairRecord) -> Answer:
     """One order's judge reply, its letter and letter probabilities (A: the answer shown
     first in that order)."""
-    probabilities = order.get("probabilities") or {}
-    scores = (
-        {f"P({k})": v for k, v in probabilities.items()} if isinstance(probabilities, dict) else {}
-    )
-    scores["letter"] = order.get("letter")
-    first = order.get("shown_first", "?")
-    model = record.get("model_a" if first == "A" else "model_b")
+    scores: dict[str, Any] = {f"P({k})": v for k, v in order.probabilities.items()}
+    scores["letter"] = order.letter
+    first = order.shown_first
+    model = record.model_a if first == "A" else record.model_b
     shown = f"{first} ({model})" if model else first
     return Answer(
         label=f"judge, order {number}: answer {shown} shown first, as A",
-        text=str(order.get("text", "")),
+        text=order.text,
         scores=scores,
     )
 
 
-def answer_label(record: dict[str, Any], letter: str) -> str:
-    model = record.get(f"model_{letter.lower()}")
+def answer_label(model: str | None, letter: str) -> str:
     return f"answer {letter} ({model})" if model else f"answer {letter}"
 
 
-def verdict_text(record: dict[str, Any]) -> str:
+def verdict_text(verdict: PairVerdict) -> str:
     """The three verdicts, each with what it means; the proposed one with its probability
-    (the mean over both orders) and the others'."""
-    verdict = record.get("verdict") or {}
-    averages = record.get("averages") or {}
+    (the mean over both orders) and the others' (NaN: not known)."""
+    averages = verdict.averages
     meaning = {"A": "A is better", "B": "B is better", "C": "a tie"}
     parts = []
-    proposed = verdict.get("proposed")
-    if proposed in meaning:
+    proposed = verdict.proposed
+    if proposed is not None:
         others = ", ".join(
-            f"{x} {averages[x]:.4f}"
-            for x in meaning
-            if x != proposed and isinstance(averages.get(x), (int, float))
+            f"{x} {averages[x]:.4f}" for x in meaning if x != proposed and not isnan(averages[x])
         )
-        probability = averages.get(proposed)
-        shown = f"P {probability:.4f}" if isinstance(probability, (int, float)) else "P n/a"
+        probability = averages[proposed]
+        shown = "P n/a" if isnan(probability) else f"P {probability:.4f}"
         parts.append(f"proposed: {proposed}, {meaning[proposed]} ({shown}; {others})")
     else:
         parts.append("proposed: no verdict")
-    for method, name in (("bs1", "BS1"), ("bs2", "BS2")):
-        letter = verdict.get(method)
-        if letter in meaning:
+    for name, letter in (("BS1", verdict.bs1), ("BS2", verdict.bs2)):
+        if letter is not None:
             parts.append(f"{name}: {letter}, {meaning[letter]}")
         else:
             parts.append(f"{name}: no verdict (the orders' letters disagree)")
-    if record.get("tie_broken"):
+    if verdict.tie_broken:
         parts.append("proposed verdict's tie broken")
     return "\n".join(parts)
 
 
-def pair_item(record: dict[str, Any]) -> Item:
+def pair_item(record: PairRecord) -> Item:
     """An item with what a reader needs to judge it: the question, the reference, both answers,
     the verdicts with their probability, and each order's judge reply."""
-    fields = []
-    if "question" in record:
-        fields.append(("question", str(record["question"])))
-    if record.get("reference") is not None:
-        fields.append(("reference", str(record["reference"])))
-    for letter in "AB":
-        if f"answer_{letter.lower()}" in record:
-            fields.append((answer_label(record, letter), str(record[f"answer_{letter.lower()}"])))
-        elif record.get(f"model_{letter.lower()}"):
-            fields.append((f"model {letter}", str(record[f"model_{letter.lower()}"])))
-    if record.get("verdict"):
-        fields.append(("verdict", verdict_text(record)))
-    if record.get("labels"):
-        fields.append(("annotators", ", ".join(map(str, record["labels"]))))
-    if record.get("criteria"):
-        fields.append(("criteria", str(record["criteria"])))
-    if record.get("error"):
-        fields.append(("error", str(record["error"])))
-    averages = record.get("averages") or {}
-    proposed = (record.get("verdict") or {}).get("proposed")
-    probability = averages.get(proposed) if isinstance(averages, dict) else None
+    fields = [("question", record.question)]
+    if record.reference is not None:
+        fields.append(("reference", record.reference))
+    fields.append((answer_label(record.model_a, "A"), record.answer_a))
+    fields.append((answer_label(record.model_b, "B"), record.answer_b))
+    probability = None
+    if record.verdict is not None:
+        fields.append(("verdict", verdict_text(record.verdict)))
+        if record.verdict.proposed is not None:
+            probability = record.verdict.averages[record.verdict.proposed]
+    if record.labels:
+        fields.append(("annotators", ", ".join(record.labels)))
+    if record.criteria:
+        fields.append(("criteria", record.criteria))
+    if record.error:
+        fields.append(("error", record.error))
     return Item(
-        id=str(record.get("id")),
-        category=str(record.get("task", "")),
-        score=probability if isinstance(probability, (int, float)) else None,
+        id=str(record.id),
+        category=record.task or "",
+        score=probability,
         score_label="P(verdict)",
         fields=fields,
-        answers=[
-            order_answer(n, o, record) for n, o in enumerate(record.get("orders") or [], start=1)
-        ],
+        answers=[order_answer(n, o, record) for n, o in enumerate(record.orders, start=1)],
     )
 
 
@@ -179,13 +168,7 @@ def add_pairwise_run(result: PairwiseResult, run: str, pairs: Board, collected: 
     settings = {"items": len(result.records), "models": ", ".join(result.models()) or "-"}
     pairs.rows.append(Row(run=run, cells=cells, settings=settings, page=page_id))
     items = [pair_item(r) for r in result.records]
-    notes = []
-    if any("question" not in r for r in result.records):
-        notes.append(
-            f"{result.folder / PAIRWISE_ITEMS} records no question or answers for some items "
-            "(`judge pairwise` writes them): only the verdicts are shown there"
-        )
-    page = Page(page_id, "judge", f"Judge: {run}", settings, items, notes=notes)
+    page = Page(page_id, "judge", f"Judge: {run}", settings, items)
     collected.pages.append(page)
 
 

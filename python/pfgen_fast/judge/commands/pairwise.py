@@ -21,12 +21,12 @@ from pfgen_fast.judge.items import PairItem, load_items
 from pfgen_fast.judge.outputs import (
     PAIRWISE_ITEMS,
     REPLIES,
+    PairRecord,
     settings_record,
     stats_record,
     write_outputs,
 )
 from pfgen_fast.judge.pairwise import (
-    METHODS,
     REASONED_MAX_TOKENS,
     RESULT_ONLY_MAX_TOKENS,
     JudgeSetup,
@@ -34,6 +34,7 @@ from pfgen_fast.judge.pairwise import (
     summarise,
 )
 from pfgen_fast.judge.prompts import PROMPT_VARIANTS, PairwisePrompt
+from pfgen_fast.judge.verdicts import METHODS
 from pfgen_fast.pfgen.outputs import DATA_DEFAULT, resolve_data_dir
 
 
@@ -137,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         write_outputs(args.out, PAIRWISE_ITEMS, records, summary)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps({"items": records, "summary": summary}) + b"\n")
+        lines = [record.line() for record in records]
+        sys.stdout.buffer.write(orjson.dumps({"items": lines, "summary": summary}) + b"\n")
     else:
         show_pairwise(summary)
     for warning in judged.warnings:
@@ -145,9 +147,9 @@ def run(args: argparse.Namespace) -> int:
     return report_errors(records)
 
 
-def report_errors(records: list[dict[str, Any]]) -> int:
+def report_errors(records: list[PairRecord]) -> int:
     """Items that could not be judged are named on stderr; the status is then 1."""
-    failed = [r for r in records if "error" in r]
+    failed = [r for r in records if r.error is not None]
     for record in failed:
-        print(f"error: item {record['id']!r}: {record['error']}", file=sys.stderr)
+        print(f"error: item {record.id!r}: {record.error}", file=sys.stderr)
     return 1 if failed else 0

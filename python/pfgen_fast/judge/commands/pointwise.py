@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         draw_scatter(summaries, r, args.plot)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps({"ratings": records, "summary": summary}) + b"\n")
+        lines = [record.line() for record in records]
+        sys.stdout.buffer.write(orjson.dumps({"ratings": lines, "summary": summary}) + b"\n")
     else:
         print_table(f"10-point judge {args.judge_model}", columns, rows)
         print(
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out, of all replies "
             f"{tokens['prompt']} in / {tokens['completion']} out"
         )
-    failures = [record["error"] for record in records if "error" in record]
+    failures = [record.error for record in records if record.error is not None]
     if failures:
         print(
             f"error: {len(failures)} answers got no rating ({reason_counts(failures)}); see "

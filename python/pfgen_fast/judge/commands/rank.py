@@ -18,7 +18,7 @@ from pfgen_fast.judge.outputs import (
     comparisons,
     write_ranking,
 )
-from pfgen_fast.judge.pairwise import METHODS
+from pfgen_fast.judge.verdicts import METHODS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
