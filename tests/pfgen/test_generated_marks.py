@@ -22,6 +22,7 @@ from test_sum_modes import compensating_python
 
 from cli_runner import run_cli
 from pfgen_bench import bench_dir, result_dir
+from pfgen_fast._core import pfgen as core_pfgen
 from pfgen_fast.site.model import Collected
 from pfgen_fast.site.pfgen_runs import GIVEN_UP, collect_pfgen
 from published import PFGEN_AFTER_94, require
@@ -137,6 +138,13 @@ def test_marked_runs_give_the_later_evaluators_result(
     for name in RUNS:
         written = (ours / "result" / name / "result.json").read_bytes()
         assert written == expected[name], name
+    # The core read the runs (Python's reader was not asked).
+    texts = [json.loads(path.read_text("utf-8"))["question"] for path in (ours / "data").iterdir()]
+    paths = [ours / "result" / name / "trials.jsonl.xz" for name in RUNS]
+    chunk = core_pfgen.TrialsChunk(paths, [True] * len(paths), [None] * len(paths), texts)
+    for index in range(len(paths)):
+        assert chunk.careful_bytes(index) is None
+        assert chunk.is_marked(index)
     # The runs' questions did have different numbers of valid answers, and it was said.
     result = json.loads(expected["MiniMaxAI/MiniMax-Text-01/74d4af0"])
     assert result["num_trials"] == 10
@@ -172,6 +180,11 @@ def test_mixed_or_odd_marks_are_input_errors_and_the_other_runs_are_scored(
     write_lines(tmp_path / "odd" / "trials.jsonl", odd)
     mixed_path = tmp_path / "mixed" / "trials.jsonl"
     odd_path = tmp_path / "odd" / "trials.jsonl"
+    # The core leaves the two to Python's reader, which words their errors.
+    texts = [str(line["question"]) for line in good]
+    chunk = core_pfgen.TrialsChunk([mixed_path, odd_path], [False] * 2, [None] * 2, texts)
+    assert chunk.careful_bytes(0) is not None
+    assert chunk.careful_bytes(1) is not None
     done = run_cli(
         "eval", "--data", data_dir, tmp_path / "good" / "trials.jsonl", mixed_path, odd_path
     )
@@ -191,6 +204,12 @@ def test_a_question_without_a_generated_answer_leaves_no_score(
     lines[4] = {**lines[4], "answer": PLACEHOLDER, "generated": False}
     run = tmp_path / "run"
     write_lines(run / "trials.jsonl", lines)
+    # Read by the core: Q05's answer is counted as given up, not as an answer.
+    texts = [str(line["question"]) for line in lines]
+    chunk = core_pfgen.TrialsChunk([run / "trials.jsonl"], [False], [None], texts)
+    assert chunk.careful_bytes(0) is None
+    assert chunk.counts(0).tolist() == [int(i != 4) for i in range(len(lines))]
+    assert chunk.given_up(0).tolist() == [int(i == 4) for i in range(len(lines))]
     done = run_cli("eval", "--data", data_dir, run / "trials.jsonl")
     assert done.returncode == 1
     assert (

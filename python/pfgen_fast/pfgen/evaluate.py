@@ -6,16 +6,18 @@ batch, while that question's tables are hot in the CPU caches. The core reads a 
 `TrialsChunk`), scores each question over the chunk and keeps the scores and records, so that
 no Python object is made per answer; Python checks the runs, parses the sampled lines only, and
 writes. A run whose result.json is current but for the input hash is not decompressed when its
-file's hash, taken as the core reads it, is that result's. A run the core is not sure about is
+file's hash, taken as the core reads it, is that result's. A run the core is not sure about (a
+line it does not take, marked and unmarked lines together, a question not in the data, ...) is
 read by Python's own reader (`trials.read_trials`), which words its error or takes its odd
 lines. Reading, table building and scoring run as tasks on one thread pool, with the GIL
 released; two chunks are in flight at once, so that the writing of one (Python, holding the
 GIL) overlaps the reading and scoring of the next, and memory stays bounded by the chunks in
 flight.
 
-A run whose lines carry the runners' `generated` mark (pfgen-bench after its PR #94) is read by
-Python: only its generated answers are scored, and its result.json has the later evaluator's
-layout (`results.build_result`); docs/pfgen-upstream.md.
+A run whose lines all carry the runners' `generated` mark (pfgen-bench after its PR #94) is read
+by the core like any other: only its generated answers are scored (the core counts those given
+up per question, for the checks), and its result.json has the later evaluator's layout
+(`results.build_result`); docs/pfgen-upstream.md.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class ChunkRun:
     index: int  # in the chunk
     counts: dict[str, int]  # answers by question id, of the questions with answers
     warnings: list[str]
+    marked: bool  # its lines carry `generated`; `counts` are of the generated answers
 
     @property
     def question_ids(self) -> list[str]:
@@ -298,14 +301,20 @@ class Evaluator:
     def _check_chunk_run(
         self, chunk: core_pfgen.TrialsChunk, index: int, path: Path, input_hash: str
     ) -> ChunkRun | RunOutcome:
-        counts = chunk.counts(index).tolist()
-        answers = {q: count for q, count in zip(self._question_ids, counts, strict=True) if count}
+        counts = dict(zip(self._question_ids, chunk.counts(index).tolist(), strict=True))
+        answers = {q: count for q, count in counts.items() if count}
+        marked = chunk.is_marked(index)
         try:
-            warnings = self._check_counts(path, answers)
+            if marked:
+                given_up = zip(self._question_ids, chunk.given_up(index).tolist(), strict=True)
+                lines = {q: counts[q] + gone for q, gone in given_up if counts[q] + gone}
+                warnings = self._check_marked_counts(path, lines, {q: counts[q] for q in lines})
+            else:
+                warnings = self._check_counts(path, answers)
             config = read_config(path.parent)
         except PfgenError as error:
             return RunOutcome(path, "failed", error=str(error))
-        return ChunkRun(path, input_hash, config, chunk, index, answers, warnings)
+        return ChunkRun(path, input_hash, config, chunk, index, answers, warnings, marked)
 
     def _parse(self, path: Path, raw: bytes, input_hash: str) -> ParsedRun | RunOutcome:
         """The run's answers by question, checked, or why it cannot be scored."""
@@ -327,12 +336,25 @@ class Evaluator:
     def _generated_answers(
         self, path: Path, answers: dict[str, list[dict[str, Any]]]
     ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
-        """A marked run's generated answers by question, and the warnings about it. A question
-        without any generated answer is left out like a question without answers: an
-        InputError unless partial runs are allowed; a run without any is an InputError."""
+        """A marked run's generated answers by question (of the questions with any), and the
+        warnings about it (`_check_marked_counts`)."""
         generated = {q: [a for a in records if not given_up(a)] for q, records in answers.items()}
-        missing = sorted(set(self.references.questions) - set(answers))
-        empty = sorted(q for q, records in generated.items() if not records)
+        warnings = self._check_marked_counts(
+            path,
+            {q: len(records) for q, records in answers.items()},
+            {q: len(records) for q, records in generated.items()},
+        )
+        return {q: records for q, records in generated.items() if records}, warnings
+
+    def _check_marked_counts(
+        self, path: Path, lines: dict[str, int], generated: dict[str, int]
+    ) -> list[str]:
+        """The warnings about a marked run from its numbers of lines and of generated answers
+        by question (of the questions with lines). A question without any generated answer is
+        left out like a question without answers: an InputError unless partial runs are
+        allowed; a run without any is an InputError."""
+        missing = sorted(set(self.references.questions) - set(lines))
+        empty = sorted(q for q, count in generated.items() if not count)
         problems = []
         if missing:
             problems.append(f"{len(missing)} question(s) have no answers: {', '.join(missing)}")
@@ -341,7 +363,7 @@ class Evaluator:
                 f"{len(empty)} question(s) have no generated answer (the runner gave up every "
                 f"one): {', '.join(empty)}"
             )
-        kept = {q: records for q, records in generated.items() if records}
+        kept = [count for count in generated.values() if count]
         if not kept:
             raise InputError(f"{path}: no generated answer (the runner gave up every one)")
         warnings = []
@@ -350,15 +372,15 @@ class Evaluator:
             if not self.allow_partial:
                 raise InputError(message + " (use --allow-partial to score the others)")
             warnings.append(message)
-        dropped = sum(len(answers[q]) - len(generated[q]) for q in answers)
+        dropped = sum(lines.values()) - sum(generated.values())
         if dropped:
-            counts = sorted({len(records) for records in kept.values()})
+            counts = sorted(set(kept))
             valid = f"{counts[0]} to {counts[-1]}" if len(counts) > 1 else str(counts[0])
             warnings.append(
                 f"{path}: {dropped} answer(s) the runner gave up on are not scored; "
                 f"{valid} valid trials per question (num_trials is the largest)"
             )
-        return kept, warnings
+        return warnings
 
     def _check_counts(self, path: Path, counts: dict[str, int]) -> list[str]:
         """The warnings about a run's numbers of answers by question; an InputError when
@@ -436,9 +458,8 @@ class Evaluator:
         else:
             scored, stats, cache_questions = self._scored_parsed_run(run)
         metadata_hash = self.references.metadata_hash
-        marked = isinstance(run, ParsedRun) and run.marked
         result = build_result(
-            scored, stats, run.input_hash, metadata_hash, run.config, self.sources, marked
+            scored, stats, run.input_hash, metadata_hash, run.config, self.sources, run.marked
         )
         cache = cache_json(run.input_hash, metadata_hash, cache_questions, self.legacy_sum)
         write_result(run.path.parent, result, cache)

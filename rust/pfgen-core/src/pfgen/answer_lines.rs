@@ -4,6 +4,9 @@
 //! repeated or not a string, a `scores` field to replace, a `generated` field: the runners' mark
 //! of an answer given up, which the caller checks and honours) are left to the caller, which
 //! reads them as orjson does and reports their problems in its own words.
+//!
+//! `eval`'s reader of trials files (`read_marked_answer_lines`) also takes a line whose
+//! `generated` field appears once with the value `true` or `false`, and keeps that mark.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -53,15 +56,35 @@ pub struct AnswerLines {
     pub question_of_line: Vec<i32>,
     /// The question texts of the lines read, each once, in order of first appearance.
     pub questions: Vec<String>,
+    /// Per line: its `generated` mark, for the lines read that have one.
+    pub generated: Vec<Option<bool>>,
     /// Per line: its answer, for the lines read.
     answers: Vec<Option<Text>>,
 }
 
-/// Reads every line of `block` (split at '\n'; a final line without one counts too).
+/// Whether a line with a `generated` mark is read, or left to the caller.
+#[derive(Clone, Copy)]
+enum Marks {
+    Leave,
+    Read,
+}
+
+/// Reads every line of `block` (split at '\n'; a final line without one counts too); a line
+/// with a `generated` mark is left to the caller (`score`'s reader).
 pub fn read_answer_lines(block: &[u8]) -> AnswerLines {
+    read_lines(block, Marks::Leave)
+}
+
+/// As `read_answer_lines`, but a line whose `generated` field appears once, `true` or
+/// `false`, is read, its mark kept (`eval`'s reader of trials files).
+pub fn read_marked_answer_lines(block: &[u8]) -> AnswerLines {
+    read_lines(block, Marks::Read)
+}
+
+fn read_lines(block: &[u8], marks: Marks) -> AnswerLines {
     let parts: Vec<AnswerLines> = split_parts(block, PART_BYTES)
         .into_par_iter()
-        .map(|part| read_part(block, part))
+        .map(|part| read_part(block, part, marks))
         .collect();
     let mut all = AnswerLines::default();
     let mut question_index: HashMap<String, i32> = HashMap::new();
@@ -80,6 +103,7 @@ pub fn read_answer_lines(block: &[u8]) -> AnswerLines {
             .collect();
         all.ranges.extend(part.ranges);
         all.answers.extend(part.answers);
+        all.generated.extend(part.generated);
         all.question_of_line.extend(
             part.question_of_line.into_iter().map(|question| {
                 usize::try_from(question).map_or(question, |index| renumbered[index])
@@ -90,7 +114,7 @@ pub fn read_answer_lines(block: &[u8]) -> AnswerLines {
 }
 
 /// The lines of `block[part]` (whole lines).
-fn read_part(block: &[u8], part: Range<usize>) -> AnswerLines {
+fn read_part(block: &[u8], part: Range<usize>, marks: Marks) -> AnswerLines {
     let bytes = &block[..part.end];
     let mut lines = AnswerLines::default();
     let mut question_index: HashMap<Cow<str>, i32> = HashMap::new();
@@ -99,10 +123,15 @@ fn read_part(block: &[u8], part: Range<usize>) -> AnswerLines {
         let end = line_end(bytes, start);
         lines.ranges.push((start, end));
         let blank = bytes[start..end].iter().all(|&b| is_python_whitespace(b));
-        let read = if blank { None } else { read_line(bytes, start) };
+        let read = if blank {
+            None
+        } else {
+            read_line(bytes, start, marks)
+        };
         let question = match read {
-            Some((question, answer)) => {
+            Some((question, answer, generated)) => {
                 lines.answers.push(Some(answer));
+                lines.generated.push(generated);
                 let text = match question {
                     Text::Raw(range) => Cow::Borrowed(raw_str(bytes, range)),
                     Text::Decoded(text) => Cow::Owned(text),
@@ -119,6 +148,7 @@ fn read_part(block: &[u8], part: Range<usize>) -> AnswerLines {
             }
             None => {
                 lines.answers.push(None);
+                lines.generated.push(None);
                 if blank {
                     BLANK
                 } else {
@@ -132,8 +162,9 @@ fn read_part(block: &[u8], part: Range<usize>) -> AnswerLines {
     lines
 }
 
-/// The question and the answer of the line at `start`, if it is one this reader takes.
-fn read_line(bytes: &[u8], start: usize) -> Option<(Text, Text)> {
+/// The question, the answer and the `generated` mark (if it has one) of the line at `start`,
+/// if it is one this reader takes.
+fn read_line(bytes: &[u8], start: usize, marks: Marks) -> Option<(Text, Text, Option<bool>)> {
     let mut parser = Parser {
         bytes,
         position: start,
@@ -141,10 +172,23 @@ fn read_line(bytes: &[u8], start: usize) -> Option<(Text, Text)> {
     };
     parser.skip_whitespace();
     let [question, answer, scores, generated] = parser.object_line(&FIELDS).ok()?;
-    if question.count != 1 || answer.count != 1 || scores.count != 0 || generated.count != 0 {
+    if question.count != 1 || answer.count != 1 || scores.count != 0 {
         return None;
     }
-    Some((text(bytes, question.string?)?, text(bytes, answer.string?)?))
+    let mark = match (generated.count, marks) {
+        (0, _) => None,
+        (1, Marks::Read) => match &bytes[generated.start..generated.end] {
+            b"true" => Some(true),
+            b"false" => Some(false),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some((
+        text(bytes, question.string?)?,
+        text(bytes, answer.string?)?,
+        mark,
+    ))
 }
 
 fn text(bytes: &[u8], value: StringValue) -> Option<Text> {
@@ -237,6 +281,40 @@ mod tests {
         assert!(scored_line(&block[start..end], "{}")
             .concat()
             .ends_with(b"\"Q\\u0032\", \"scores\": {}}\n"));
+    }
+
+    #[test]
+    fn eval_reads_the_generated_mark_and_score_leaves_it() {
+        let block = concat!(
+            "{\"question\": \"Q1\", \"answer\": \"a\", \"generated\": true}\n",
+            "{\"generated\" : false, \"question\": \"Q2\", \"answer\": \"\"}\n",
+            "{\"question\": \"Q1\", \"answer\": \"b\"}\n",
+            "{\"question\": \"Q1\", \"answer\": \"a\", \"generated\": 1}\n",
+            "{\"question\": \"Q1\", \"answer\": \"a\", \"generated\": \"true\"}\n",
+            "{\"question\": \"Q1\", \"answer\": \"a\", \"generated\": null}\n",
+            "{\"question\": \"Q1\", \"answer\": \"a\", \"generated\": true, \"generated\": true}\n",
+            "\n",
+        )
+        .as_bytes();
+        let marked = read_marked_answer_lines(block);
+        assert_eq!(marked.questions, vec!["Q1", "Q2"]);
+        assert_eq!(
+            marked.question_of_line,
+            vec![0, 1, 0, OTHER, OTHER, OTHER, OTHER, BLANK]
+        );
+        assert_eq!(
+            marked.generated,
+            vec![Some(true), Some(false), None, None, None, None, None, None]
+        );
+        assert_eq!(marked.answer(block, 1), Some(""));
+        let score = read_answer_lines(block);
+        assert_eq!(score.questions, vec!["Q1"]);
+        assert_eq!(
+            score.question_of_line,
+            vec![OTHER, OTHER, 0, OTHER, OTHER, OTHER, OTHER, BLANK]
+        );
+        assert_eq!(score.generated, vec![None; 8]);
+        assert_eq!(score.lines_of(0), vec![2]);
     }
 
     #[test]

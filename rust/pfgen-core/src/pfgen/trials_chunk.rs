@@ -6,10 +6,15 @@
 //! over the whole chunk in one batch, its tables hot, and its scores and records kept here for
 //! the runs' results.
 //!
+//! A run whose lines all carry the runners' `generated` mark (`true`, or `false` for an answer
+//! the runner gave up on) is "marked": only its generated answers are grouped and scored, and
+//! the number of answers given up is kept per question.
+//!
 //! A run with anything this reader is not sure about (an empty or odd file, a line it does not
-//! take, such as one with the runners' `generated` mark, a question not in the data, a carriage
-//! return that is not part of a line break) is marked `Careful`: the caller reads it its own
-//! way, from the bytes kept here, which words the error or takes the line.
+//! take, such as one whose `generated` is not a bare `true` or `false`, marked and unmarked
+//! lines together, a question not in the data, a carriage return that is not part of a line
+//! break) is marked `Careful`: the caller reads it its own way, from the bytes kept here, which
+//! words the error or takes the line.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -22,7 +27,7 @@ use rayon::prelude::*;
 use sha1::{Digest, Sha1};
 
 use crate::common::py_sum::SumMode;
-use crate::pfgen::answer_lines::{read_answer_lines, AnswerLines, BLANK};
+use crate::pfgen::answer_lines::{read_marked_answer_lines, AnswerLines, BLANK};
 use crate::pfgen::run_summary::{question_stats, run_stats, QuestionStats, RunStats, ScoreColumns};
 use crate::pfgen::QuestionScorer;
 
@@ -85,8 +90,13 @@ impl std::error::Error for ChunkError {}
 struct RunLines {
     text: Vec<u8>,
     lines: AnswerLines,
-    /// Per question of the data (in the chunk's order): its lines, in file order.
+    /// Per question of the data (in the chunk's order): its lines, in file order (of a marked
+    /// run, the generated ones).
     by_question: Vec<Vec<u32>>,
+    /// Whether its lines carry the `generated` mark.
+    marked: bool,
+    /// Per question of the data: its answers the runner gave up on (of a marked run).
+    given_up: Vec<usize>,
 }
 
 /// The scores of one question's answers over the runs of a chunk, in run order, then file
@@ -209,10 +219,24 @@ impl TrialsChunk {
             .sum()
     }
 
-    /// The number of answers of `run` to each question (empty for a run left to the caller).
+    /// The number of answers of `run` to each question (of a marked run, the generated ones;
+    /// empty for a run left to the caller).
     pub fn counts(&self, run: usize) -> Vec<usize> {
         self.run(run)
             .map(|read| read.by_question.iter().map(Vec::len).collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether the lines of `run` carry the `generated` mark (false for a run not read).
+    pub fn is_marked(&self, run: usize) -> bool {
+        self.run(run).is_some_and(|read| read.marked)
+    }
+
+    /// The number of answers of `run` the runner gave up on, per question (not among
+    /// `counts`; empty for a run not read).
+    pub fn given_up(&self, run: usize) -> Vec<usize> {
+        self.run(run)
+            .map(|read| read.given_up.clone())
             .unwrap_or_default()
     }
 
@@ -465,45 +489,65 @@ fn read_run(
 /// A text's lines read and grouped, or why not (with the text).
 fn run_lines(text: Vec<u8>, index: &HashMap<&str, usize>) -> Result<RunLines, (Careful, Vec<u8>)> {
     match group_lines(&text, index) {
-        Ok((lines, by_question)) => Ok(RunLines {
+        Ok((lines, groups)) => Ok(RunLines {
             text,
             lines,
-            by_question,
+            by_question: groups.by_question,
+            marked: groups.marked,
+            given_up: groups.given_up,
         }),
         Err(why) => Err((why, text)),
     }
+}
+
+/// A run's lines of each question, as `RunLines` has them.
+struct Groups {
+    by_question: Vec<Vec<u32>>,
+    marked: bool,
+    given_up: Vec<usize>,
 }
 
 /// The answer lines of a text and the lines of each question, in file order.
 fn group_lines(
     text: &[u8],
     index: &HashMap<&str, usize>,
-) -> Result<(AnswerLines, Vec<Vec<u32>>), Careful> {
+) -> Result<(AnswerLines, Groups), Careful> {
     if has_lone_carriage_return(text) {
         return Err(Careful::CarriageReturn);
     }
-    let lines = read_answer_lines(text);
+    let lines = read_marked_answer_lines(text);
     let numbers = lines
         .questions
         .iter()
         .map(|question| index.get(question.as_str()).copied())
         .collect::<Option<Vec<usize>>>()
         .ok_or(Careful::UnknownQuestion)?;
-    let mut by_question: Vec<Vec<u32>> = vec![Vec::new(); index.len()];
-    let mut any = false;
+    let mut groups = Groups {
+        by_question: vec![Vec::new(); index.len()],
+        marked: false,
+        given_up: vec![0; index.len()],
+    };
+    let mut first_mark = None;
     for (line, &question) in lines.question_of_line.iter().enumerate() {
         if question == BLANK {
             continue;
         }
         let question = usize::try_from(question).map_err(|_| Careful::OddLine)?;
-        let line = u32::try_from(line).map_err(|_| Careful::OddLine)?;
-        by_question[numbers[question]].push(line);
-        any = true;
+        let number = numbers[question];
+        let mark = lines.generated[line];
+        // A run's lines all carry the mark or none does; the caller words the line that differs.
+        if *first_mark.get_or_insert(mark.is_some()) != mark.is_some() {
+            return Err(Careful::OddLine);
+        }
+        if mark == Some(false) {
+            groups.given_up[number] += 1;
+        } else {
+            let line = u32::try_from(line).map_err(|_| Careful::OddLine)?;
+            groups.by_question[number].push(line);
+        }
     }
-    if !any {
-        return Err(Careful::NoAnswers);
-    }
-    Ok((lines, by_question))
+    groups.marked = first_mark.ok_or(Careful::NoAnswers)?;
+    Ok((lines, groups))
 }
 
 /// Whether `text` holds a carriage return that is not followed by a line feed (a line break
@@ -678,6 +722,44 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_marked_run_without_its_given_up_answers() {
+        let marked = concat!(
+            "{\"question\": \"Q two\", \"answer\": \"\", \"generated\": false}\n",
+            "{\"question\": \"Q two\", \"answer\": \"b1\", \"generated\": true}\n",
+            "\n",
+            "{\"generated\": true, \"question\": \"Q one\", \"answer\": \"a\"}\n",
+            "{\"question\": \"Q two\", \"answer\": \"b2\", \"generated\": true}\n",
+            "{\"question\": \"Q one\", \"answer\": \"x\", \"generated\": false}\n",
+        );
+        let all_given_up = "{\"question\": \"Q one\", \"answer\": \"\", \"generated\": false}\n";
+        let runs = [
+            (marked.as_bytes(), false),
+            (all_given_up.as_bytes(), false),
+            (RUN.as_bytes(), false),
+        ];
+        let chunk = Files::new("marked", &runs).read(None);
+        assert_eq!(chunk.careful(0), None);
+        assert!(chunk.is_marked(0));
+        assert_eq!(chunk.counts(0), vec![1, 2]);
+        assert_eq!(chunk.given_up(0), vec![1, 1]);
+        assert_eq!(chunk.answers(1, &[0]), vec!["b1", "b2"]);
+        assert_eq!(chunk.answers(0, &[0]), vec!["a"]);
+        assert_eq!(
+            chunk.line(0, 1, 0),
+            Ok(&b"{\"question\": \"Q two\", \"answer\": \"b1\", \"generated\": true}"[..])
+        );
+        // Every answer given up: read, the caller words the error.
+        assert_eq!(chunk.careful(1), None);
+        assert!(chunk.is_marked(1));
+        assert_eq!(chunk.counts(1), vec![0, 0]);
+        assert_eq!(chunk.given_up(1), vec![1, 0]);
+        assert!(!chunk.is_marked(2));
+        assert_eq!(chunk.given_up(2), vec![0, 0]);
+        assert!(!chunk.is_marked(3));
+        assert!(chunk.given_up(3).is_empty());
+    }
+
+    #[test]
     fn hashes_each_file_and_skips_the_current_ones() {
         let packed = compress(RUN.as_bytes());
         let files = Files::new("hashes", &[(&packed, true), (b"", false)]);
@@ -730,9 +812,18 @@ mod tests {
         trailing.extend_from_slice(&[0, 0, 0, 0]);
         let odd = "{\"question\": \"Q one\", \"answer\": \"a\", \"scores\": {}}\n";
         let unknown = "{\"question\": \"Q three\", \"answer\": \"a\"}\n";
-        let marked = "{\"question\": \"Q one\", \"answer\": \"a\", \"generated\": true}\n";
+        let mixed = concat!(
+            "{\"question\": \"Q one\", \"answer\": \"a\", \"generated\": true}\n",
+            "{\"question\": \"Q two\", \"answer\": \"b\"}\n",
+        );
+        let number = "{\"question\": \"Q one\", \"answer\": \"a\", \"generated\": 1}\n";
+        let string = "{\"question\": \"Q one\", \"answer\": \"a\", \"generated\": \"true\"}\n";
+        let unknown_given_up = concat!(
+            "{\"question\": \"Q one\", \"answer\": \"a\", \"generated\": true}\n",
+            "{\"question\": \"Q three\", \"answer\": \"\", \"generated\": false}\n",
+        );
         let carriage = "{\"question\": \"Q one\",\r\"answer\": \"a\"}\n";
-        let cases: [(&[u8], bool, Careful); 9] = [
+        let cases: [(&[u8], bool, Careful); 12] = [
             (b"", false, Careful::NoAnswers),
             (b" \n\t\n", false, Careful::NoAnswers),
             (b"", true, Careful::NoAnswers),
@@ -740,8 +831,11 @@ mod tests {
             (&packed[..packed.len() - 1], true, Careful::NotOneXzStream),
             (&trailing, true, Careful::NotOneXzStream),
             (odd.as_bytes(), false, Careful::OddLine),
-            (marked.as_bytes(), false, Careful::OddLine),
+            (mixed.as_bytes(), false, Careful::OddLine),
+            (number.as_bytes(), false, Careful::OddLine),
+            (string.as_bytes(), false, Careful::OddLine),
             (unknown.as_bytes(), false, Careful::UnknownQuestion),
+            (unknown_given_up.as_bytes(), false, Careful::UnknownQuestion),
         ];
         for (bytes, compressed, expected) in cases {
             let chunk = Files::new("careful", &[(bytes, compressed)]).read(None);

@@ -72,9 +72,22 @@ impl TrialsChunk {
             .map(|(_, bytes)| PyBytes::new(py, bytes))
     }
 
-    /// The number of answers of run `run` to each question (empty for a run not read).
+    /// The number of answers of run `run` to each question (of a marked run, the generated
+    /// ones; empty for a run not read).
     fn counts<'py>(&self, py: Python<'py>, run: usize) -> Bound<'py, PyArray1<usize>> {
         PyArray1::from_vec(py, self.inner.counts(run))
+    }
+
+    /// Whether run `run`'s lines carry the runners' `generated` mark (false for a run not
+    /// read).
+    fn is_marked(&self, run: usize) -> bool {
+        self.inner.is_marked(run)
+    }
+
+    /// The number of answers of run `run` the runner gave up on, per question (not among
+    /// `counts`; empty for a run not read).
+    fn given_up<'py>(&self, py: Python<'py>, run: usize) -> Bound<'py, PyArray1<usize>> {
+        PyArray1::from_vec(py, self.inner.given_up(run))
     }
 
     /// The answers of `runs` to `question`, in run order, then file order.
