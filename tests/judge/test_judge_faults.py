@@ -134,6 +134,18 @@ def test_fewer_top_logprobs_than_asked(tmp_path: Path) -> None:
     assert result["summary"]["fewer_alternatives"] == 4
 
 
+def test_a_letter_without_a_log_probability_is_the_items_error(tmp_path: Path) -> None:
+    """A server that lists a letter among the top alternatives with `"logprob": null`."""
+    unknown = Reply(text="A", logprobs=[("A", None, [("A", None), ("B", -1.2)])])  # type: ignore[list-item]
+    code, result, _, _ = run_judge(
+        tmp_path, faulty(ScriptedJudge(), lambda _: unknown), "--prompt", "result-only"
+    )
+    assert code == 1
+    reason = "no log-probability for A at the verdict token"
+    assert errors(result) == {"pair4": f"order 1: {reason}; order 2: {reason}"}
+    assert len(result["items"]) == 4 and all("verdict" in item for item in result["items"][:3])
+
+
 def test_an_empty_reply_is_named_so(tmp_path: Path) -> None:
     empty = Reply(text="", logprobs=[])  # logprobs.content: [], finish_reason: stop
     code, result, _, _ = run_judge(

@@ -3,6 +3,7 @@ records and summary of the paper's method and its baselines."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -158,6 +159,17 @@ def missing_verdict(reply: LLMReply, reasoning: bool) -> str:
     return "no generated token in the log-probabilities"
 
 
+def reading_failure(reply: LLMReply, reading: OrderReading, reasoning: bool) -> str | None:
+    """Why an order's reading gives no verdict: no verdict token, or a letter among the top
+    alternatives there that the server gave no log-probability (null)."""
+    if reading.position is None:
+        return missing_verdict(reply, reasoning)
+    unknown = [x for x, p in reading.probabilities.items() if math.isnan(p)]
+    if unknown:
+        return f"no log-probability for {', '.join(unknown)} at the verdict token"
+    return None
+
+
 def item_record(
     item: PairItem, replies: tuple[LLMReply | LLMError, LLMReply | LLMError], setup: JudgeSetup
 ) -> PairRecord:
@@ -179,9 +191,9 @@ def item_record(
     reading1 = read_order(first.logprobs or (), reasoning)
     reading2 = read_order(second.logprobs or (), reasoning)
     failures = [
-        f"order {n}: {missing_verdict(reply, reasoning)}"
+        f"order {n}: {why}"
         for n, (reply, reading) in enumerate(((first, reading1), (second, reading2)), start=1)
-        if reading.position is None
+        if (why := reading_failure(reply, reading, reasoning)) is not None
     ]
     if failures:
         record.error = "; ".join(failures)
