@@ -1,12 +1,15 @@
-//! Fuzzing of the line readers (`score`'s answer lines, `build-refs`' candidate lines) for a
-//! fixed number of blocks: lines built from JSON pieces, then mutated (bytes flipped, inserted,
+//! Fuzzing of the line readers (`score`'s answer lines, `eval`'s marked answer lines,
+//! `build-refs`' candidate lines) for a fixed number of blocks: lines built from JSON pieces, then mutated (bytes flipped, inserted,
 //! removed, cut), read whole. No reader may panic; what they take must be what serde_json reads
-//! as an object with those string fields, and their line bookkeeping must cover the block.
+//! as an object with those string fields (and, for `eval`'s, a `generated` true or false when
+//! the line has one), and their line bookkeeping must cover the block.
 //!
 //! The blocks come from a seeded generator, so that a failure reproduces; `FUZZ_SEED` and
 //! `FUZZ_BLOCKS` in the environment choose other ones.
 
-use pfgen_core::pfgen::answer_lines::{read_answer_lines, scored_line, BLANK, OTHER};
+use pfgen_core::pfgen::answer_lines::{
+    read_answer_lines, read_marked_answer_lines, scored_line, AnswerLines, BLANK, OTHER,
+};
 use pfgen_core::pfgen::construct::candidate_lines::check_lines;
 
 /// xorshift64*: small, seeded, enough to spread the choices below.
@@ -115,6 +118,15 @@ fn line(random: &mut Random) -> Vec<u8> {
             if random.below(3) == 0 {
                 fields.push(format!("\"{}\": {}", random.pick(KEYS), value(random, 1)));
             }
+            // The runners' mark, mostly as they write it.
+            match random.below(4) {
+                0 => fields.push("\"generated\": true".to_string()),
+                1 => fields.push("\"generated\": false".to_string()),
+                2 if random.below(2) == 0 => {
+                    fields.push(format!("\"generated\": {}", value(random, 1)));
+                }
+                _ => {}
+            }
             if random.below(2) == 0 {
                 fields.reverse();
             }
@@ -180,8 +192,47 @@ fn ranges_cover(ranges: &[(usize, usize)], bytes: &[u8]) {
     }
 }
 
+/// serde_json's reading of a line's `generated` field: absent (None), or its value.
+fn mark(line: &[u8]) -> Result<Option<serde_json::Value>, ()> {
+    match serde_json::from_slice::<serde_json::Value>(line) {
+        Ok(value) => Ok(value
+            .as_object()
+            .and_then(|object| object.get("generated").cloned())),
+        Err(_) => Err(()),
+    }
+}
+
+/// `score`'s reader: it takes no line with a `generated` field.
 fn check_answer_lines(bytes: &[u8]) {
     let lines = read_answer_lines(bytes);
+    check_lines_read(bytes, &lines);
+    for (index, &question) in lines.question_of_line.iter().enumerate() {
+        let (start, end) = lines.ranges[index];
+        if question >= 0 {
+            assert!(!matches!(mark(&bytes[start..end]), Ok(Some(_))));
+        }
+    }
+}
+
+/// `eval`'s reader: a line it takes has `generated` true or false, as recorded, or none.
+fn check_marked_answer_lines(bytes: &[u8]) {
+    let lines = read_marked_answer_lines(bytes);
+    check_lines_read(bytes, &lines);
+    for (index, &question) in lines.question_of_line.iter().enumerate() {
+        let (start, end) = lines.ranges[index];
+        if question < 0 {
+            continue;
+        }
+        if let Ok(read) = mark(&bytes[start..end]) {
+            let expected = read.map(|value| value.as_bool().expect("a bare true or false"));
+            assert_eq!(lines.generated[index], expected);
+        }
+    }
+}
+
+/// What every answer-line reader keeps: a question and an answer per line read, as serde_json
+/// reads them, and line ranges that cover the block.
+fn check_lines_read(bytes: &[u8], lines: &AnswerLines) {
     assert_eq!(lines.question_of_line.len(), line_count(bytes));
     assert_eq!(lines.ranges.len(), line_count(bytes));
     ranges_cover(&lines.ranges, bytes);
@@ -254,6 +305,7 @@ fn line_readers_take_only_what_serde_json_reads_and_never_panic() {
     for _ in 0..setting("FUZZ_BLOCKS", 20_000) {
         let bytes = block(&mut random);
         check_answer_lines(&bytes);
+        check_marked_answer_lines(&bytes);
         check_candidate_lines(&bytes);
     }
 }
@@ -266,6 +318,7 @@ fn random_bytes_never_panic() {
             .map(|_| NOISE[random.below(NOISE.len())])
             .collect();
         check_answer_lines(&bytes);
+        check_marked_answer_lines(&bytes);
         check_candidate_lines(&bytes);
     }
 }
