@@ -32,8 +32,6 @@ from pfgen_fast.evalmm.outputs import (
 )
 from pfgen_fast.evalmm.tasks import TASKS_BY_NAME
 
-JUDGE_LOG = "judge_replies.jsonl"
-
 
 @dataclass(kw_only=True)
 class Run:

@@ -12,6 +12,9 @@ leaderboard and other rooms): a result folder `OUT/<task>/<model>/` holds
   (`scored_record`: `judge`, and `scoring`, metric → the options it was last scored with);
 * `error_message.jsonl`: `{"question_id", "error"}` per failed item, when some failed.
 
+Beside the task folders, `OUT/judge_replies.jsonl` (`JUDGE_LOG`) holds every raw reply of the
+judge of `mm run` and `mm evaluate` (the shared LLM client's log).
+
 The items of a run (their prompts and images) come from the same item builder as `mm run`
 (`dataset_items`), from the dataset its record names, and their images as files by `mm run`'s
 rule (`image_file`)."""
@@ -37,6 +40,7 @@ from pfgen_fast.evalmm.tasks import TaskItem, iter_items, task_names
 __all__ = [
     "ERRORS",
     "EVALUATION",
+    "JUDGE_LOG",
     "MANIFEST",
     "PREDICTIONS",
     "RUN_INFO",
@@ -70,6 +74,7 @@ EVALUATION = "evaluation.jsonl"
 MANIFEST = "manifest.json"
 RUN_INFO = "run_info.json"
 ERRORS = "error_message.jsonl"
+JUDGE_LOG = "judge_replies.jsonl"
 # Fields of a prediction line that are not per-item scores.
 TEXT_FIELDS = ("question_id", "text", "answer", "input_text", "reasoning")
 # MECHA-ja's ids when its options were rotated (`mm run --rotate-choices`), for results whose

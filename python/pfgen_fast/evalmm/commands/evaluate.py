@@ -51,6 +51,7 @@ def check_docs(docs: dict[str, Path], tasks: set[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Scores every run; a run that cannot be scored is reported (one line) and skipped."""
     from pfgen_fast.evalmm import evaluate
+    from pfgen_fast.evalmm.outputs import JUDGE_LOG
 
     docs = dict(args.docs)
     folders = evaluate.find_runs(args.result_dir)
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {error}", file=sys.stderr)
             failed += 1
     metrics = sorted({name for _, names in runs for name in names})
-    judge = open_judge(args, metrics, args.result_dir / evaluate.JUDGE_LOG)
+    judge = open_judge(args, metrics, args.result_dir / JUDGE_LOG)
     results: dict[tuple[str, str], dict[str, Any]] = {}
     unjudged = 0
     try:
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         if judge is not None:
             judge.close()
     status = report_judge(
-        judge, JudgeErrors(args.judge_errors), args.result_dir / evaluate.JUDGE_LOG, unjudged
+        judge, JudgeErrors(args.judge_errors), args.result_dir / JUDGE_LOG, unjudged
     )
     show_leaderboard(results, args.table)
     return 1 if failed or status else 0

@@ -39,8 +39,6 @@ from pfgen_fast.evalmm.metrics.scorers import get_scorer
 if TYPE_CHECKING:
     from pfgen_fast.evalmm.runner import TaskRun
 
-JUDGE_LOG = "judge_replies.jsonl"
-
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
     from pfgen_fast.evalmm.images import IMAGE_FORMATS
@@ -124,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     that refuses or is down stops the whole run. Exit 1 when a task or an item failed."""
     from pfgen_fast.common.llm import LLMError
     from pfgen_fast.evalmm import runner
+    from pfgen_fast.evalmm.outputs import JUDGE_LOG
 
     runs = task_runs(args)
     judge = open_run_judge(args, sorted({name for task in runs for name in task.metric_names()}))
@@ -260,6 +259,8 @@ def data_dirs(values: list[str], tasks: list[str]) -> dict[str, Path]:
 
 
 def open_run_judge(args: argparse.Namespace, metrics: list[str]) -> LLMClient | None:
+    from pfgen_fast.evalmm.outputs import JUDGE_LOG
+
     judged = [name for name in metrics if get_scorer(name).needs_judge]
     if not judged:
         return None
