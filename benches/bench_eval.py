@@ -2,6 +2,7 @@
 files, for its N runs and for 2N runs (each run copied under a second path).
 
     python benches/bench_eval.py [CHECKOUT] [--warm-tables] [--no-reference] [--against REV]
+        [--marked FRACTION]
 
 CHECKOUT is a pfgen-bench checkout (default `$PFGEN_BENCH_DIR`, else `../shared/pfgen-bench`
 beside the project); every `result/**/trials.jsonl.xz` in it is a run. For N runs, then for 2N,
@@ -21,6 +22,11 @@ With `--against REV`, the same figures for this checkout and for revision REV (b
 scratch environment, as `bench_score.py --against` does), each round timing both on the same
 copies of the runs in alternating order; every file the two evals wrote in the first round must
 be equal byte for byte (the exit status is 1 otherwise, after the timings).
+
+With `--marked FRACTION`, the runs are first rewritten as pfgen-bench's runners write them since
+its PR #94: every line with `"generated": true`, except a seeded FRACTION of the lines (0: none)
+given up, their answer the runners' placeholder with `"generated": false`; the evals take
+`--allow-partial`, since a question may have lost every answer.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import lzma
 import os
+import random
 import resource
 import shutil
 import subprocess
@@ -38,6 +45,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 from bench_paths import bench_dir
 from score_against import commit_of, installed_python, own_package_env
 
@@ -45,6 +54,8 @@ TARGET_RATIO, REQUIRED_RATIO = 2.0, 3.0
 TARGET_PEAK_MB, REQUIRED_PEAK_MB = 800, 1000
 MAX_PEAK_GROWTH = 0.15  # from N to 2N runs
 REFERENCE_QUESTIONS = ("Q02", "Q04", "Q21")  # 1, 3 and 2 sources
+GIVEN_UP = "(FAILED TO GENERATE AN ANSWER)"  # the runners' placeholder
+MARK_SEED = 94
 REFERENCE_ANSWERS = 300
 ROUNDS = 3
 SAMPLE_SECONDS = 0.02
@@ -87,6 +98,32 @@ def copy_runs(bench: Path, runs: list[Path], target: Path, copies: int) -> list[
     return files
 
 
+def marked_runs(bench: Path, runs: list[Path], target: Path, given_up: float) -> list[Path]:
+    """The runs (trials and config) under `target` as the runners mark them: each line
+    `"generated": true`, or with the fraction `given_up` of the lines (seeded), the placeholder
+    and `"generated": false`."""
+    chance = random.Random(MARK_SEED)
+    marked = []
+    for trials in runs:
+        run = target / trials.parent.relative_to(bench)
+        run.mkdir(parents=True)
+        if (trials.parent / "config.json").exists():
+            shutil.copy(trials.parent / "config.json", run)
+        lines = []
+        for line in lzma.decompress(trials.read_bytes()).split(b"\n"):
+            if not line.strip():
+                continue
+            record = orjson.loads(line)
+            if chance.random() < given_up:
+                record.update(answer=GIVEN_UP, generated=False)
+            else:
+                record["generated"] = True
+            lines.append(orjson.dumps(record) + b"\n")
+        marked.append(run / "trials.jsonl.xz")
+        marked[-1].write_bytes(lzma.compress(b"".join(lines), preset=1))
+    return marked
+
+
 def time_xz(files: list[Path]) -> float:
     """Wall time of `xz -dc` of every file, one process per file, one per core at a time."""
 
@@ -122,10 +159,12 @@ def children_cpu_seconds() -> float:
 
 
 def time_eval(
-    bench: Path, files: list[Path], checkout: Checkout, env: dict[str, str]
+    bench: Path, files: list[Path], checkout: Checkout, env: dict[str, str], partial: bool
 ) -> tuple[float, float, int]:
     """Wall time, CPU time and peak resident memory (process tree) of one `eval`."""
     command = [checkout.python, "-m", "pfgen_fast", "eval", "--data", str(bench / "data")]
+    if partial:
+        command.append("--allow-partial")
     cpu_before = children_cpu_seconds()
     peak = 0
     with tempfile.TemporaryFile() as errors:
@@ -155,8 +194,18 @@ def eval_env(checkout: Checkout, cache: Path | None) -> dict[str, str]:
     return {**env, "PFGEN_FAST_CACHE": str(cache)}
 
 
+@dataclass(frozen=True)
+class Runs:
+    """The runs measured: their trials files below `root` (the checkout, or its marked copy),
+    and whether the evals take `--allow-partial`."""
+
+    root: Path
+    trials: list[Path]
+    partial: bool
+
+
 def measure(
-    bench: Path, runs: list[Path], work: Path, warm: bool, checkouts: list[Checkout], rounds: int
+    bench: Path, runs: Runs, work: Path, warm: bool, checkouts: list[Checkout], rounds: int
 ) -> tuple[dict[str, list[Timing]], list[str]]:
     """N and 2N runs, `rounds` rounds each, the scales alternating round by round and the
     checkouts too, with the files that the checkouts' evals of the first round wrote unequal."""
@@ -164,8 +213,8 @@ def measure(
     for index, checkout in enumerate(checkouts):
         envs[checkout.name] = eval_env(checkout, work / f"cache-{index}" if warm else None)
         if warm:
-            files = copy_runs(bench, runs[:1], work / f"warm-{index}", 1)
-            time_eval(bench, files, checkout, envs[checkout.name])
+            files = copy_runs(runs.root, runs.trials[:1], work / f"warm-{index}", 1)
+            time_eval(bench, files, checkout, envs[checkout.name], runs.partial)
     timings = {checkout.name: [Timing(copies) for copies in (1, 2)] for checkout in checkouts}
     unequal: list[str] = []
     for round_number in range(rounds):
@@ -174,9 +223,10 @@ def measure(
             folders = [work / f"round-{round_number}-{copies}-{n}" for n in range(len(order))]
             for checkout, folder in zip(order, folders, strict=True):
                 timing = timings[checkout.name][scale]
-                files = copy_runs(bench, runs, folder, copies)
+                files = copy_runs(runs.root, runs.trials, folder, copies)
                 timing.xz_seconds = min(timing.xz_seconds, time_xz(files))
-                seconds, cpu_seconds, peak = time_eval(bench, files, checkout, envs[checkout.name])
+                env = envs[checkout.name]
+                seconds, cpu_seconds, peak = time_eval(bench, files, checkout, env, runs.partial)
                 timing.eval_seconds = min(timing.eval_seconds, seconds)
                 timing.eval_cpu_seconds = min(timing.eval_cpu_seconds, cpu_seconds)
                 timing.peak_bytes = max(timing.peak_bytes, peak)
@@ -209,8 +259,6 @@ def count_answers(runs: list[Path]) -> int:
 
 def reference_seconds(bench: Path, runs: list[Path], num_answers: int) -> float:
     """Extrapolated time of the from-spec reference for all tables and all answers."""
-    import orjson
-
     from pfgen_fast.pfgen.data import load_questions
     from reference_scorer import ReferenceScorer
 
@@ -279,6 +327,12 @@ def main() -> int:
     parser.add_argument("--no-reference", action="store_true", help="skip the reference")
     parser.add_argument("--against", metavar="REV", help="compare the eval with REV's")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds (best of)")
+    parser.add_argument(
+        "--marked",
+        type=float,
+        metavar="FRACTION",
+        help="the runs with the runners' generated marks, FRACTION of the answers given up",
+    )
     args = parser.parse_args()
     checkouts = [Checkout("this checkout", sys.executable)]
     if args.against:
@@ -297,7 +351,12 @@ def main() -> int:
     print(f"best of {args.rounds} rounds (peak: largest); tables {tables}")
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as temporary:
         work = Path(temporary)
-        timings, unequal = measure(bench, runs, work, args.warm_tables, checkouts, args.rounds)
+        measured = Runs(bench, runs, partial=False)
+        if args.marked is not None:
+            root = work / "marked"
+            measured = Runs(root, marked_runs(bench, runs, root, args.marked), partial=True)
+            print(f"runs marked as generated, {args.marked:.0%} of the answers given up")
+        timings, unequal = measure(bench, measured, work, args.warm_tables, checkouts, args.rounds)
     for checkout in checkouts:
         if len(checkouts) > 1:
             print(f"{checkout.name}:")
