@@ -174,7 +174,8 @@ def item_record(
     item: PairItem, replies: tuple[LLMReply | LLMError, LLMReply | LLMError], setup: JudgeSetup
 ) -> PairRecord:
     """Both orders read into the three verdicts; `error` (each failed order's reason) when an
-    order gives no verdict token, or no letter has any probability in either order."""
+    order gives no verdict token or a letter there without a log-probability, or no letter
+    has any probability in either order."""
     record = base_record(item)
     reasoning = setup.prompt.reasoning
     failures = [
