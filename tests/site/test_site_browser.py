@@ -454,12 +454,15 @@ def test_the_csv_download_equals_the_table(site: Site) -> None:
             ...columns.map((th) => {
                 const cell = row.querySelector(`td[data-column="${th.dataset.column}"]`);
                 const value = cell.dataset.value ?? cell.textContent;
-                const spread = {"±": cell.dataset.std, "of": cell.dataset.total ?? ""};
+                const spread = {"±": cell.dataset.std, "of": cell.dataset.total};
                 return th.dataset.spread ? [value, spread[th.dataset.spread]] : [value];
             })));"""
     )
     header = rows[0]
     assert header[:4] == ["run", "model", "score", "score_std"]
+    # Every published run is whole: its trials out of as many trials.
+    trials, total = header.index("trials"), header.index("trials_total")
+    assert all(row[trials] == row[total] != "" for row in rows[1:])
     assert len(rows) - 1 == len(table) == 3
     for written, shown in zip(rows[1:], table, strict=True):
         assert len(written) == len(shown)

@@ -71,7 +71,8 @@ def cell(column: Column, row: Row) -> str:
         )
     elif column.spread == "of" and isinstance(spread, int):
         attributes += f' data-total="{spread}"'
-        text += f'<span class="spread">/{spread}</span>'
+        if spread != value:
+            text += f'<span class="spread">/{spread}</span>'
     return f'<td class="number" {attributes}>{text}</td>'
 
 

@@ -23,7 +23,7 @@ class Column:
     name: str
     numeric: bool = True
     # How a cell's spread reads: "±" (a standard deviation), "CI" (an interval low..high) or
-    # "of" (the whole the value is a part of: 98/100).
+    # "of" (the whole the value is a part of, shown when the value is less: 98/100).
     spread: str | None = None
 
 

@@ -207,9 +207,11 @@ def run_page(
 def run_row(run: RunResult, name: str, page: Page, legacy_sum: bool) -> Row:
     figures = run_figures(run.data, legacy_sum)
     valid = run.valid_trials()
-    spreads = {"score": figures.score_std, "length": figures.length_std}
-    if valid:
-        spreads["trials"] = valid.trials
+    spreads = {
+        "score": figures.score_std,
+        "length": figures.length_std,
+        "trials": valid.trials if valid else figures.num_trials,
+    }
     return Row(
         run=name,
         cells={
